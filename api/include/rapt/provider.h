@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rapt provider SDK.
+ *
+ * A provider is a shared object named librapt-<name>-pv<RAPT_PROVIDER_ABI>.so
+ * that exports exactly one symbol, rapt_provider_entry(), returning a
+ * struct rapt_provider.  librapt checks the descriptor's size and ABI before
+ * it touches anything else, copies the provider's ops over a table of core
+ * stubs (a missing op returns RAPT_ENOTSUP), and drives the provider only
+ * through those ops.
+ *
+ * The core owns every handle, the EP state machine, private-data framing,
+ * PSP admission counters and the EVD rings.  A provider owns its transport:
+ * it tells the core what happened through the rapt_prov_*() services below,
+ * which librapt exports under the RAPT_PROVIDER_<N> symbol version.
+ *
+ * Provider objects are "void *" to the core; core objects are the opaque
+ * struct rapt_core_* types to the provider.
+ *
+ * ABI rules: struct rapt_provider and struct rapt_prov_ops start with their
+ * size and only grow at the end.  Any other change to this file bumps
+ * RAPT_PROVIDER_ABI, and with it the DSO file names.
+ */
+#ifndef RAPT_API_PROVIDER_H
+#define RAPT_API_PROVIDER_H
+
+#include <stdarg.h>
+#include <rapt/rapt.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bump on any incompatible change to this header. */
+#define RAPT_PROVIDER_ABI 1
+
+#define RAPT_VERSION_PACK(maj, min, patch)				\
+	((uint32_t)(((maj) << 16) | ((min) << 8) | (patch)))
+#define RAPT_VERSION_MAJOR(v)	(((v) >> 16) & 0xffff)
+#define RAPT_VERSION_MINOR(v)	(((v) >> 8) & 0xff)
+#define RAPT_VERSION_PATCH(v)	((v) & 0xff)
+
+#define RAPT_PROVIDER_ENTRY_SYMBOL "rapt_provider_entry"
+
+#define RAPT_PROVIDER_EXPORT __attribute__((visibility("default")))
+
+/* Core objects, opaque to providers. */
+struct rapt_core_ia;
+struct rapt_core_evd;
+struct rapt_core_ep;
+struct rapt_core_psp;
+struct rapt_core_cr;
+
+/**
+ * struct rapt_prov_device - a device a provider found
+ * @name: device name, unique within the provider ("lo", "mlx5_0")
+ * @nports: ports (0 if the transport has none)
+ * @transport: enum rapt_transport
+ * @rank: preference for rapt_ia_open(NULL); lower is better (hardware
+ *        RDMA about 10, software transports 100)
+ * @status: 0 if it can be opened, else a RAPT_E* code
+ * @reason: when @status != 0, why, in plain words
+ */
+struct rapt_prov_device {
+	char name[64];
+	uint32_t nports;
+	uint32_t transport;
+	uint32_t rank;
+	int32_t status;
+	char reason[256];
+};
+
+/**
+ * struct rapt_prov_ops - what a provider implements
+ * @size: sizeof(struct rapt_prov_ops) as the provider was built; must stay
+ *        the first member
+ *
+ * Any op may be NULL: the core supplies a stub that returns RAPT_ENOTSUP
+ * (or succeeds with no provider object, where noted).  Append only.
+ *
+ * Ops receive arguments already validated by the core: live handles of the
+ * right class and IA, states allowed by the EP state machine, private data
+ * already framed and within the transport limit, service ids in range.
+ * Ops return 0 or a negative RAPT_E* code.
+ */
+struct rapt_prov_ops {
+	size_t size;
+
+	/* IA.  ia_query fills @attr (zeroed by the core) with the provider's
+	 * raw transport limits; pdata_* are the transport's own byte limits
+	 * and the core subtracts its header before the consumer sees them. */
+	int (*ia_open)(void *prov, const char *device, uint32_t port,
+		       struct rapt_core_ia *cia, void **pia);
+	int (*ia_close)(void *pia);
+	int (*ia_query)(void *pia, struct rapt_ia_attr *attr);
+
+	/* PZ (stub: succeeds with a NULL provider object) */
+	int (*pz_create)(void *pia, void **ppz);
+	int (*pz_free)(void *ppz);
+
+	/* LMR: fill @info's lkey, rkey and raddr. */
+	int (*lmr_create)(void *pia, void *ppz, void *addr, size_t length,
+			  uint32_t access, struct rapt_lmr_info *info,
+			  void **plmr);
+	int (*lmr_free)(void *plmr);
+
+	/* EVD (stub: succeeds with a NULL provider object).  evd_progress
+	 * is an optional fast path the core calls from dequeue and wait
+	 * before it looks at the ring: the provider may poll its transport
+	 * and push events.  Events must reach the ring without it too. */
+	int (*evd_create)(void *pia, struct rapt_core_evd *cevd, uint32_t qlen,
+			  uint32_t streams, void **pevd);
+	int (*evd_free)(void *pevd);
+	int (*evd_progress)(void *pevd);
+
+	/* EP.  The core passes the provider objects of the EP's EVDs (NULL
+	 * for an absent EVD) and the consumer handle to put in events. */
+	int (*ep_create)(void *pia, void *ppz, struct rapt_core_ep *cep,
+			 struct rapt_ep *handle, const struct rapt_ep_attr *attr,
+			 void *recv_pevd, void *req_pevd, void *conn_pevd,
+			 void **pep);
+	/* After ep_free returns the provider must not touch @cep again. */
+	int (*ep_free)(void *pep);
+	int (*ep_modify)(void *pep, const struct rapt_ep_attr *attr,
+			 uint32_t mask);
+	int (*ep_connect)(void *pep, const struct sockaddr *remote,
+			  uint64_t service_id, const void *pdata,
+			  size_t pdata_len, int64_t timeout_us);
+	int (*ep_disconnect)(void *pep, uint32_t flags, const void *pdata,
+			     size_t pdata_len);
+
+	/* Data path.  post_recv is called in every EP state; the others only
+	 * while the core's state is CONNECTED. */
+	int (*post_recv)(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
+			 uint64_t cookie);
+	int (*post_send)(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
+			 uint64_t cookie, uint32_t flags, uint32_t inv_rkey);
+	int (*post_write)(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
+			  uint64_t cookie, uint64_t raddr, uint32_t rkey,
+			  uint32_t flags);
+	int (*post_read)(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
+			 uint64_t cookie, uint64_t raddr, uint32_t rkey,
+			 uint32_t flags);
+
+	/* PSP: @service_id is in range or RAPT_SERVICE_ID_ANY; write the
+	 * id actually bound to @bound_id. */
+	int (*psp_create)(void *pia, struct rapt_core_psp *cpsp,
+			  uint64_t service_id, const struct rapt_psp_attr *attr,
+			  void *cr_pevd, uint64_t *bound_id, void **ppsp);
+	int (*psp_free)(void *ppsp);
+
+	/* CR: @pcr is what the provider passed to rapt_prov_cr_arrive().
+	 * Both end the provider's request object on success. */
+	int (*cr_accept)(void *pcr, void *pep, const void *pdata,
+			 size_t pdata_len);
+	int (*cr_reject)(void *pcr, const void *pdata, size_t pdata_len);
+};
+
+/**
+ * struct rapt_provider - what rapt_provider_entry() returns
+ * @size: sizeof(struct rapt_provider); must stay the first member
+ * @abi: RAPT_PROVIDER_ABI the provider was built against; must stay second
+ * @name: provider name, [a-z0-9_]+, as in the DSO file name
+ * @version: the provider's own version, RAPT_VERSION_PACK()
+ * @description: one line for rapt_info
+ * @init: called once after loading; sets the provider context
+ * @fini: called once before unloading
+ * @get_devices: list devices in a malloc()ed array the core free()s
+ * @ops: the ops table
+ */
+struct rapt_provider {
+	uint32_t size;
+	uint32_t abi;
+	const char *name;
+	uint32_t version;
+	uint32_t reserved;
+	const char *description;
+	int (*init)(void **prov);
+	void (*fini)(void *prov);
+	int (*get_devices)(void *prov, struct rapt_prov_device **devs,
+			   uint32_t *ndevs);
+	const struct rapt_prov_ops *ops;
+};
+
+/**
+ * rapt_provider_entry - the one symbol a provider DSO exports
+ *
+ * Return: the provider's static descriptor.
+ */
+RAPT_PROVIDER_EXPORT const struct rapt_provider *rapt_provider_entry(void);
+
+/* ------------------------------------------------------------------ */
+/* Services the core offers providers                                  */
+/* ------------------------------------------------------------------ */
+
+#if defined(RAPT_BUILDING_LIBRARY)
+#define RAPT_SDK __attribute__((visibility("default")))
+#else
+#define RAPT_SDK
+#endif
+
+/* Log levels (RAPT_LOG_LEVEL accepts the numbers or the names). */
+enum rapt_log_level {
+	RAPT_LOG_NONE = 0,
+	RAPT_LOG_ERROR,
+	RAPT_LOG_WARN,
+	RAPT_LOG_INFO,
+	RAPT_LOG_DEBUG,
+	RAPT_LOG_TRACE,
+};
+
+/**
+ * rapt_prov_log_enabled - would a message at @level from @prov be printed
+ * @level: enum rapt_log_level
+ * @prov: provider name, or "core"
+ */
+RAPT_SDK int rapt_prov_log_enabled(int level, const char *prov);
+
+/**
+ * rapt_prov_log - print a log message (use the RAPT_PLOG macros)
+ */
+RAPT_SDK void rapt_prov_log(int level, const char *prov, const char *func,
+			    int line, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/**
+ * rapt_prov_set_error - record the detail string rapt_last_error() returns
+ * @fmt: printf format
+ */
+RAPT_SDK void rapt_prov_set_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+/* Tests the level before formatting anything. */
+#define RAPT_PLOG(level, prov, ...)					\
+	do {								\
+		if (rapt_prov_log_enabled((level), (prov)))		\
+			rapt_prov_log((level), (prov), __func__,	\
+				      __LINE__, __VA_ARGS__);		\
+	} while (0)
+
+/**
+ * rapt_prov_evd_push - queue an event on an EVD
+ * @cevd: the EVD
+ * @ev: the event; ev->evd is filled in by the core
+ *
+ * Thread-safe; may be called from any provider thread.  On overflow the
+ * event is counted as lost and an EVD_OVERFLOW async event reports it.
+ *
+ * Return: 0, RAPT_EOVERFLOW.
+ */
+RAPT_SDK int rapt_prov_evd_push(struct rapt_core_evd *cevd,
+				const struct rapt_event *ev);
+
+/**
+ * rapt_prov_evd_handle - the consumer handle of an EVD
+ */
+RAPT_SDK struct rapt_evd *rapt_prov_evd_handle(struct rapt_core_evd *cevd);
+
+/**
+ * struct rapt_prov_conn_event - a connection event, as the transport saw it
+ * @type: RAPT_EV_ESTABLISHED, PEER_REJECTED (the peer sent a reject with
+ *        private data), NON_PEER_REJECTED, UNREACHABLE, TIMED_OUT,
+ *        ACCEPT_ERROR, DISCONNECTED or BROKEN
+ * @reason: enum rapt_reject_reason the transport determined, if any
+ * @consumer_reject: for a reject whose pdata has no rapt header, whether
+ *        the transport itself says the peer consumer rejected (IB REJ
+ *        reason 28); iWARP cannot tell and passes 1 when the reply carried
+ *        private data
+ * @flags: RAPT_CONN_* flags (SENDS_HELD)
+ * @pdata: private data exactly as received off the wire (framed), or NULL
+ * @pdata_len: its length
+ * @rdma_read_in: negotiated IRD (ESTABLISHED)
+ * @rdma_read_out: negotiated ORD (ESTABLISHED)
+ * @prov_status: detail (errno of the transport, for example)
+ * @local_addr: local address (ESTABLISHED), AF_UNSPEC if unknown
+ * @remote_addr: peer address (ESTABLISHED), AF_UNSPEC if unknown
+ */
+struct rapt_prov_conn_event {
+	uint32_t type;
+	uint32_t reason;
+	uint32_t consumer_reject;
+	uint32_t flags;
+	const void *pdata;
+	size_t pdata_len;
+	uint32_t rdma_read_in;
+	uint32_t rdma_read_out;
+	int32_t prov_status;
+	struct sockaddr_storage local_addr;
+	struct sockaddr_storage remote_addr;
+};
+
+/**
+ * rapt_prov_ep_event - report a connection event of an EP
+ * @cep: the EP
+ * @ce: what happened
+ *
+ * The core parses rapt's private-data header (a BUSY/VERSION marker turns a
+ * reject into NON_PEER_REJECTED with that reason), moves the EP's state,
+ * keeps the private data on the EP and queues the event on its connect EVD.
+ * Deliver DTO flushes before DISCONNECTED/BROKEN.
+ *
+ * Return: 0, or RAPT_ESTATE if the event makes no sense in the EP's current
+ * state (the event is then dropped and logged: a provider bug).
+ */
+RAPT_SDK int rapt_prov_ep_event(struct rapt_core_ep *cep,
+				const struct rapt_prov_conn_event *ce);
+
+/**
+ * rapt_prov_ep_state - the core's view of an EP's state
+ */
+RAPT_SDK enum rapt_ep_state rapt_prov_ep_state(struct rapt_core_ep *cep);
+
+/**
+ * rapt_prov_ep_raw_pdata - whether the EP sends raw (unframed) private data
+ */
+RAPT_SDK int rapt_prov_ep_raw_pdata(struct rapt_core_ep *cep);
+
+/**
+ * rapt_prov_async_event - report an asynchronous error on an IA
+ * @cia: the IA
+ * @type: RAPT_EV_ASYNC_*
+ * @handle: the consumer handle it concerns, or NULL for the IA
+ * @prov_status: detail
+ *
+ * Queued on the IA's async EVD; logged at error level if there is none.
+ */
+RAPT_SDK void rapt_prov_async_event(struct rapt_core_ia *cia, uint32_t type,
+				    void *handle, int32_t prov_status);
+
+/* Handshake outcomes for rapt_prov_psp_hs_end(). */
+enum rapt_hs_outcome {
+	RAPT_HS_DONE = 0,	/* became a CR (or was rejected as one) */
+	RAPT_HS_TIMEOUT,	/* the handshake timeout passed */
+	RAPT_HS_FAILED,		/* the peer closed or spoke garbage */
+};
+
+/**
+ * rapt_prov_psp_hs_begin - a new request entered the transport handshake
+ * @cpsp: the PSP
+ *
+ * Return: 0 (counted), or RAPT_EBUSY when the handshake limit is reached:
+ * the provider then refuses the request (MPA reject with the BUSY marker,
+ * or a close if it never spoke) and the core has counted a busy reject.
+ */
+RAPT_SDK int rapt_prov_psp_hs_begin(struct rapt_core_psp *cpsp);
+
+/**
+ * rapt_prov_psp_hs_end - a request left the handshake
+ * @cpsp: the PSP
+ * @outcome: enum rapt_hs_outcome
+ */
+RAPT_SDK void rapt_prov_psp_hs_end(struct rapt_core_psp *cpsp, int outcome);
+
+/**
+ * rapt_prov_psp_hs_timeout_ms - the PSP's handshake timeout
+ */
+RAPT_SDK uint32_t rapt_prov_psp_hs_timeout_ms(struct rapt_core_psp *cpsp);
+
+/**
+ * struct rapt_prov_request - a connection request as the transport got it
+ * @pdata: private data exactly as received (framed), or NULL
+ * @pdata_len: its length
+ * @rdma_read_in: IRD the requester offers
+ * @rdma_read_out: ORD the requester asks for
+ * @remote_addr: requester's address
+ * @local_addr: where it arrived
+ */
+struct rapt_prov_request {
+	const void *pdata;
+	size_t pdata_len;
+	uint32_t rdma_read_in;
+	uint32_t rdma_read_out;
+	struct sockaddr_storage remote_addr;
+	struct sockaddr_storage local_addr;
+};
+
+/**
+ * struct rapt_prov_verdict - what to send back when the core refuses
+ * @reason: enum rapt_reject_reason
+ * @pdata: framed reject private data to send
+ * @pdata_len: its length
+ */
+struct rapt_prov_verdict {
+	uint32_t reason;
+	uint32_t pdata_len;
+	uint8_t pdata[RAPT_PDATA_HEADER_LEN];
+};
+
+/**
+ * rapt_prov_cr_arrive - hand a connection request to the core
+ * @cpsp: the PSP
+ * @pcr: the provider's request object, later passed to cr_accept/cr_reject
+ * @req: the request
+ * @ccr: output, the core's CR (on success)
+ * @verdict: output, when the core refuses
+ *
+ * On success a CR_ARRIVAL event is queued.  When the backlog is full, or the
+ * requester speaks a rapt header version this core does not know, the core
+ * refuses: it returns RAPT_EBUSY or RAPT_EVERSION, fills @verdict and counts
+ * the reject; the provider sends that reject itself and frees @pcr.
+ *
+ * Return: 0, RAPT_EBUSY, RAPT_EVERSION, RAPT_ENOMEM.
+ */
+RAPT_SDK int rapt_prov_cr_arrive(struct rapt_core_psp *cpsp, void *pcr,
+				 const struct rapt_prov_request *req,
+				 struct rapt_core_cr **ccr,
+				 struct rapt_prov_verdict *verdict);
+
+/**
+ * rapt_prov_cr_cancel - the requester of an undecided CR went away
+ * @ccr: the CR
+ *
+ * The core frees its backlog slot; a later rapt_cr_accept() or
+ * rapt_cr_reject() fails with RAPT_ENOTCONN.  The provider must not pass
+ * the request to cr_accept/cr_reject any more; it frees it itself.
+ */
+RAPT_SDK void rapt_prov_cr_cancel(struct rapt_core_cr *ccr);
+
+/**
+ * rapt_prov_pdata_frame - frame consumer private data with rapt's header
+ * @kind: enum rapt_pdata_kind
+ * @data: consumer bytes, or NULL
+ * @len: their length
+ * @out: output buffer, at least @len + RAPT_PDATA_HEADER_LEN bytes
+ *
+ * Providers rarely need this: the core frames what it passes to ops.
+ *
+ * Return: bytes written.
+ */
+RAPT_SDK size_t rapt_prov_pdata_frame(uint32_t kind, const void *data,
+				      size_t len, void *out);
+
+/** enum rapt_pdata_kind - the kind nibble of rapt's private-data header */
+enum rapt_pdata_kind {
+	RAPT_PDATA_CONSUMER = 0,	/* connect, accept, consumer reject */
+	RAPT_PDATA_BUSY = 1,		/* rapt's own BUSY reject */
+	RAPT_PDATA_VERSION = 2,		/* rapt's own VERSION reject */
+	RAPT_PDATA_PROTOCOL = 3,	/* rapt's own PROTOCOL reject */
+	RAPT_PDATA_RESOURCES = 4,	/* rapt's own RESOURCES reject */
+};
+
+/**
+ * struct rapt_pdata_view - a parsed private-data field
+ * @foreign: 1 if there was no rapt header: @data is all the bytes as-is
+ * @version: header version (0 if foreign)
+ * @kind: enum rapt_pdata_kind (0 if foreign)
+ * @data: consumer bytes
+ * @len: their exact length
+ */
+struct rapt_pdata_view {
+	uint32_t foreign;
+	uint32_t version;
+	uint32_t kind;
+	const void *data;
+	size_t len;
+};
+
+/**
+ * rapt_prov_pdata_parse - parse received private data
+ * @buf: the bytes received, or NULL
+ * @len: their length
+ * @view: output
+ *
+ * Return: 0, RAPT_EVERSION (a rapt header of an unknown version; @view
+ * still describes the bytes), RAPT_EPROTO (a rapt header whose length
+ * exceeds the bytes received).
+ */
+RAPT_SDK int rapt_prov_pdata_parse(const void *buf, size_t len,
+				   struct rapt_pdata_view *view);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RAPT_API_PROVIDER_H */

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * librapt private declarations.  Nothing here is installed.
+ */
+#ifndef RAPT_CORE_RAPT_INT_H
+#define RAPT_CORE_RAPT_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rapt/rapt.h>
+#include <rapt/provider.h>
+
+#define RAPT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define RAPT_MIN(a, b) ((a) < (b) ? (a) : (b))
+
+#ifdef RAPT_DEBUG
+#define RAPT_DEBUG_BUILD 1
+#else
+#define RAPT_DEBUG_BUILD 0
+#endif
+
+#define rapt_likely(x)   __builtin_expect(!!(x), 1)
+#define rapt_unlikely(x) __builtin_expect(!!(x), 0)
+
+/* ------------------------------------------------------------------ */
+/* Errors and logging (errno.c, log.c)                                 */
+/* ------------------------------------------------------------------ */
+
+/* Record the per-thread detail string and return @status unchanged. */
+int rapt__fail(int status, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define rapt_log(level, ...) RAPT_PLOG((level), "core", __VA_ARGS__)
+#define rapt_err(...)  rapt_log(RAPT_LOG_ERROR, __VA_ARGS__)
+#define rapt_warn(...) rapt_log(RAPT_LOG_WARN, __VA_ARGS__)
+#define rapt_info(...) rapt_log(RAPT_LOG_INFO, __VA_ARGS__)
+#define rapt_dbg(...)  rapt_log(RAPT_LOG_DEBUG, __VA_ARGS__)
+
+/* ------------------------------------------------------------------ */
+/* Objects and handles (handle.c)                                      */
+/* ------------------------------------------------------------------ */
+
+/* Object classes; the numbers are enum rapt_handle_type's. */
+enum rapt_cls {
+	RAPT_CLS_IA = RAPT_HANDLE_IA,
+	RAPT_CLS_PZ = RAPT_HANDLE_PZ,
+	RAPT_CLS_LMR = RAPT_HANDLE_LMR,
+	RAPT_CLS_EVD = RAPT_HANDLE_EVD,
+	RAPT_CLS_EP = RAPT_HANDLE_EP,
+	RAPT_CLS_PSP = RAPT_HANDLE_PSP,
+	RAPT_CLS_CR = RAPT_HANDLE_CR,
+	RAPT_CLS_MAX,
+};
+
+struct rapt_core_ia;
+
+/*
+ * The header every core object starts with (must stay the first member).
+ * @users counts what keeps the object from being freed: its children and
+ * other objects that reference it (an EP holds its EVDs).
+ */
+struct rapt_obj {
+	uint64_t handle;
+	uint32_t cls;
+	atomic_uint users;
+	struct rapt_obj *parent;
+	struct rapt_core_ia *ia;
+	void *context;
+	void *prov;		/* the provider's object */
+};
+
+/*
+ * Handle values: bits 0-23 slot index, 24-31 class, 32-63 generation.
+ * The generation changes every time a slot is reused, so a stale handle
+ * never names a live object.
+ */
+#define RAPT_HANDLE_IDX_BITS 24
+#define RAPT_HANDLE_IDX_MASK ((1u << RAPT_HANDLE_IDX_BITS) - 1)
+#define RAPT_HANDLE_CLS(h) ((uint32_t)(((h) >> RAPT_HANDLE_IDX_BITS) & 0xff))
+
+/* Give @o a handle; @parent (may be NULL) gains a user. */
+int rapt__obj_register(struct rapt_obj *o, uint32_t cls,
+		       struct rapt_obj *parent, struct rapt_core_ia *ia);
+/* Invalidate @o's handle; its parent loses a user. */
+void rapt__obj_unregister(struct rapt_obj *o);
+/* Resolve a handle of class @cls; sets the error detail on failure. */
+int rapt__obj_lookup(const void *handle, uint32_t cls, struct rapt_obj **o);
+/* Resolve a handle of any class. */
+int rapt__obj_lookup_any(const void *handle, struct rapt_obj **o);
+/* The lean data-path lookup: NULL if stale or of the wrong class. */
+struct rapt_obj *rapt__obj_fast(const void *handle, uint32_t cls);
+
+static inline void *rapt__obj_handle(const struct rapt_obj *o)
+{
+	return (void *)(uintptr_t)o->handle;
+}
+
+static inline void rapt__obj_hold(struct rapt_obj *o)
+{
+	atomic_fetch_add_explicit(&o->users, 1, memory_order_relaxed);
+}
+
+static inline void rapt__obj_put(struct rapt_obj *o)
+{
+	atomic_fetch_sub_explicit(&o->users, 1, memory_order_release);
+}
+
+static inline unsigned int rapt__obj_users(struct rapt_obj *o)
+{
+	return atomic_load_explicit(&o->users, memory_order_acquire);
+}
+
+/*
+ * Serialises object creation and destruction (control path only).  Never
+ * taken by rapt_prov_*() services, so providers may call those while they
+ * hold their own locks, and may wait for their threads inside ops.
+ */
+void rapt__ctl_lock(void);
+void rapt__ctl_unlock(void);
+
+/* ------------------------------------------------------------------ */
+/* Registry and loader (registry.c, loader.c, config.c, stubs.c)      */
+/* ------------------------------------------------------------------ */
+
+/* A loaded provider.  @ops is complete: every NULL op is a core stub. */
+struct rapt_prov {
+	const struct rapt_provider *desc;
+	struct rapt_prov_ops ops;
+	void *ctx;		/* from desc->init */
+	void *dl;		/* dlopen handle */
+	char path[512];
+};
+
+/* Fill @full from the provider's (possibly shorter) table, with stubs. */
+void rapt__ops_fill(struct rapt_prov_ops *full,
+		    const struct rapt_prov_ops *prov_ops);
+
+/*
+ * Resolve an IA name (NULL: best available; aliases from rapt.conf) to a
+ * loaded provider, a device name and a port.  Sets the error detail.
+ * Return: 0, RAPT_ENOPROVIDER, RAPT_ENODEV, RAPT_EDLOPEN, RAPT_EABI,
+ * RAPT_ECONFIG, RAPT_EINVAL.
+ */
+int rapt__registry_resolve(const char *name, struct rapt_prov **prov,
+			   char *device, size_t device_len, uint32_t *port);
+
+/* ------------------------------------------------------------------ */
+/* IA (ia.c)                                                           */
+/* ------------------------------------------------------------------ */
+
+struct rapt_core_evd;
+
+struct rapt_core_ia {
+	struct rapt_obj obj;		/* must stay first */
+	struct rapt_prov *prov;
+	const struct rapt_prov_ops *ops;
+	struct rapt_ia_attr attr;	/* raw, as the provider reported */
+	pthread_mutex_t lock;		/* guards async_evd */
+	struct rapt_core_evd *async_evd;
+};
+
+static inline const struct rapt_prov_ops *rapt__ops(struct rapt_obj *o)
+{
+	return o->ia->ops;
+}
+
+/* Set (evd) or clear (NULL) the IA's async EVD; RAPT_EEXIST if taken. */
+int rapt__ia_set_async_evd(struct rapt_core_ia *ia, struct rapt_core_evd *evd,
+			   struct rapt_core_evd *expect);
+
+/* ------------------------------------------------------------------ */
+/* EVD (evd.c)                                                         */
+/* ------------------------------------------------------------------ */
+
+/* struct rapt_core_evd starts with struct rapt_obj; the rest is evd.c's. */
+uint32_t rapt__evd_streams(struct rapt_core_evd *evd);
+
+/* ------------------------------------------------------------------ */
+/* Private data (pdata.c)                                              */
+/* ------------------------------------------------------------------ */
+
+#define RAPT_PDATA_MAGIC0 0xa7
+#define RAPT_PDATA_MAGIC1 0x52
+#define RAPT_PDATA_VERSION 1
+#define RAPT_PDATA_MAX 256	/* largest raw field any transport has */
+
+/* Consumer limit for a raw transport limit. */
+static inline uint16_t rapt__pdata_usable(uint16_t raw)
+{
+	return raw > RAPT_PDATA_HEADER_LEN ? raw - RAPT_PDATA_HEADER_LEN : 0;
+}
+
+/*
+ * Frame consumer pdata for the wire (or copy it raw) after checking it
+ * against the raw transport limit @raw_max.  Sets the error detail.
+ * Return: framed length (>= 0), or RAPT_ELENGTH / RAPT_EINVAL.
+ */
+int rapt__pdata_prepare(const void *data, size_t len, uint16_t raw_max,
+			bool raw, const char *what, uint8_t out[RAPT_PDATA_MAX]);
+
+/* ------------------------------------------------------------------ */
+/* EP (ep.c), PSP (psp.c), CR (cr.c)                                   */
+/* ------------------------------------------------------------------ */
+
+struct rapt_core_ep {
+	struct rapt_obj obj;		/* must stay first */
+	_Atomic uint32_t state;		/* enum rapt_ep_state */
+	pthread_mutex_t lock;		/* guards the rest */
+	struct rapt_ep_attr attr;
+	struct rapt_core_evd *recv_evd;
+	struct rapt_core_evd *req_evd;
+	struct rapt_core_evd *conn_evd;
+	uint32_t flags;			/* RAPT_EPI_* */
+	uint32_t rdma_read_in;
+	uint32_t rdma_read_out;
+	uint32_t pdata_len;
+	uint8_t pdata[RAPT_PDATA_MAX];	/* the peer's last pdata */
+	struct sockaddr_storage local_addr;
+	struct sockaddr_storage remote_addr;
+};
+
+struct rapt_core_psp {
+	struct rapt_obj obj;		/* must stay first */
+	struct rapt_core_evd *cr_evd;
+	pthread_mutex_t lock;		/* guards the counters */
+	bool closing;
+	struct rapt_psp_info info;
+};
+
+struct rapt_core_cr {
+	struct rapt_obj obj;		/* must stay first */
+	struct rapt_core_psp *psp;
+	void *pcr;			/* the provider's request */
+	pthread_mutex_t lock;
+	bool cancelled;
+	bool deciding;			/* accept/reject under way */
+	struct rapt_cr_info info;
+	uint8_t pdata[RAPT_PDATA_MAX];
+};
+
+#endif /* RAPT_CORE_RAPT_INT_H */
