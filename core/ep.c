@@ -1,1 +1,512 @@
 /* SPDX-License-Identifier: MIT */
+/* EP: endpoint objects, connect and disconnect. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rapt_int.h"
+
+#define EP_DEFAULT_DEPTH 128
+#define EP_DEFAULT_SGE 4
+#define EP_DEFAULT_READS 8
+
+/* Apply a default of @def to a zero @v, capped at the IA's @max. */
+static uint32_t dflt(uint32_t v, uint32_t def, uint32_t max)
+{
+	if (v)
+		return v;
+	return max && def > max ? max : def;
+}
+
+static int over(const char *what, uint32_t v, uint32_t max)
+{
+	return rapt__fail(RAPT_ERANGE, "EP attribute %s = %u exceeds the IA's %u",
+			  what, v, max);
+}
+
+/* Fill defaults and check @a against the IA's limits. */
+static int ep_attr_check(const struct rapt_ia_attr *ia, struct rapt_ep_attr *a)
+{
+	a->max_send = dflt(a->max_send, EP_DEFAULT_DEPTH, ia->max_send_depth);
+	a->max_recv = dflt(a->max_recv, EP_DEFAULT_DEPTH, ia->max_recv_depth);
+	a->max_send_sge = dflt(a->max_send_sge, EP_DEFAULT_SGE,
+			       ia->max_send_sge);
+	a->max_recv_sge = dflt(a->max_recv_sge, EP_DEFAULT_SGE,
+			       ia->max_recv_sge);
+	a->rdma_read_in = dflt(a->rdma_read_in, EP_DEFAULT_READS,
+			       ia->max_rdma_read_in);
+	a->rdma_read_out = dflt(a->rdma_read_out, EP_DEFAULT_READS,
+				ia->max_rdma_read_out);
+	if (a->max_send > ia->max_send_depth)
+		return over("max_send", a->max_send, ia->max_send_depth);
+	if (a->max_recv > ia->max_recv_depth)
+		return over("max_recv", a->max_recv, ia->max_recv_depth);
+	if (a->max_send_sge > ia->max_send_sge)
+		return over("max_send_sge", a->max_send_sge, ia->max_send_sge);
+	if (a->max_recv_sge > ia->max_recv_sge)
+		return over("max_recv_sge", a->max_recv_sge, ia->max_recv_sge);
+	if (a->max_inline > ia->max_inline)
+		return over("max_inline", a->max_inline, ia->max_inline);
+	if (a->rdma_read_in > ia->max_rdma_read_in)
+		return over("rdma_read_in", a->rdma_read_in,
+			    ia->max_rdma_read_in);
+	if (a->rdma_read_out > ia->max_rdma_read_out)
+		return over("rdma_read_out", a->rdma_read_out,
+			    ia->max_rdma_read_out);
+	if (a->flags & ~RAPT_EP_RAW_PDATA)
+		return rapt__fail(RAPT_EINVAL, "unknown EP flags %#x",
+				  a->flags & ~RAPT_EP_RAW_PDATA);
+	if ((a->flags & RAPT_EP_RAW_PDATA) && !(ia->caps & RAPT_CAP_RAW_PDATA))
+		return rapt__fail(RAPT_ENOTSUP,
+				  "provider does not offer raw private data");
+	return 0;
+}
+
+static uint32_t ep_post_flags(uint64_t caps)
+{
+	uint32_t f = RAPT_POST_SUPPRESS;
+
+	if (caps & RAPT_CAP_SOLICITED)
+		f |= RAPT_POST_SOLICITED;
+	if (caps & RAPT_CAP_FENCE)
+		f |= RAPT_POST_FENCE;
+	if (caps & RAPT_CAP_INLINE)
+		f |= RAPT_POST_INLINE;
+	return f;
+}
+
+/* Resolve an optional EVD that must carry @stream and belong to @ia. */
+static int ep_evd(struct rapt_evd *h, uint32_t stream, struct rapt_core_ia *ia,
+		  const char *what, bool required, struct rapt_core_evd **out)
+{
+	struct rapt_obj *o;
+	int ret;
+
+	*out = NULL;
+	if (!h) {
+		if (required)
+			return rapt__fail(RAPT_EINVAL, "rapt_ep_create: %s is required",
+					  what);
+		return 0;
+	}
+	ret = rapt__obj_lookup(h, RAPT_CLS_EVD, &o);
+	if (ret)
+		return ret;
+	if (o->ia != ia)
+		return rapt__fail(RAPT_EINVAL,
+				  "rapt_ep_create: %s belongs to another IA", what);
+	if (!(rapt__evd_streams((struct rapt_core_evd *)o) & stream))
+		return rapt__fail(RAPT_EINVAL,
+				  "rapt_ep_create: %s lacks the needed event stream",
+				  what);
+	*out = (struct rapt_core_evd *)o;
+	return 0;
+}
+
+static void *evd_prov(struct rapt_core_evd *evd)
+{
+	return evd ? ((struct rapt_obj *)evd)->prov : NULL;
+}
+
+static void evd_hold(struct rapt_core_evd *evd, bool hold)
+{
+	if (!evd)
+		return;
+	if (hold)
+		rapt__obj_hold((struct rapt_obj *)evd);
+	else
+		rapt__obj_put((struct rapt_obj *)evd);
+}
+
+static void ep_hold_evds(struct rapt_core_ep *ep, bool hold)
+{
+	evd_hold(ep->recv_evd, hold);
+	evd_hold(ep->req_evd, hold);
+	evd_hold(ep->conn_evd, hold);
+}
+
+static int ep_resolve_evds(struct rapt_core_ep *ep, struct rapt_core_ia *ia,
+			   struct rapt_evd *recv, struct rapt_evd *req,
+			   struct rapt_evd *conn)
+{
+	int ret;
+
+	ret = ep_evd(recv, RAPT_EVD_DTO, ia, "recv_evd", false, &ep->recv_evd);
+	if (!ret)
+		ret = ep_evd(req, RAPT_EVD_DTO, ia, "request_evd", false,
+			     &ep->req_evd);
+	if (!ret)
+		ret = ep_evd(conn, RAPT_EVD_CONNECTION, ia, "connect_evd", true,
+			     &ep->conn_evd);
+	return ret;
+}
+
+static struct rapt_core_ep *ep_alloc(struct rapt_core_ia *ia,
+				     const struct rapt_ep_attr *attr)
+{
+	struct rapt_core_ep *ep = calloc(1, sizeof(*ep));
+
+	if (!ep)
+		return NULL;
+	if (attr)
+		ep->attr = *attr;
+	atomic_init(&ep->state, RAPT_EP_UNCONNECTED);
+	pthread_mutex_init(&ep->lock, NULL);
+	ep->post_flags = ep_post_flags(ia->attr.caps);
+	return ep;
+}
+
+static void ep_release(struct rapt_core_ep *ep)
+{
+	pthread_mutex_destroy(&ep->lock);
+	free(ep);
+}
+
+RAPT_API int rapt_ep_create(struct rapt_pz *pz_handle, struct rapt_evd *recv,
+			    struct rapt_evd *req, struct rapt_evd *conn,
+			    const struct rapt_ep_attr *attr,
+			    struct rapt_ep **out)
+{
+	struct rapt_core_ep *ep;
+	struct rapt_obj *pz;
+	int ret;
+
+	if (!out)
+		return rapt__fail(RAPT_EINVAL, "rapt_ep_create: NULL output");
+	rapt__ctl_lock();
+	ret = rapt__obj_lookup(pz_handle, RAPT_CLS_PZ, &pz);
+	if (ret)
+		goto out;
+	ep = ep_alloc(pz->ia, attr);
+	if (!ep) {
+		ret = rapt__fail(RAPT_ENOMEM, "out of memory creating an EP");
+		goto out;
+	}
+	ret = ep_attr_check(&pz->ia->attr, &ep->attr);
+	if (!ret)
+		ret = ep_resolve_evds(ep, pz->ia, recv, req, conn);
+	if (ret)
+		goto err_free;
+	ret = rapt__obj_register(&ep->obj, RAPT_CLS_EP, pz, pz->ia);
+	if (ret)
+		goto err_free;
+	ret = rapt__ops(pz)->ep_create(pz->ia->obj.prov, pz->prov,
+				       (struct rapt_core_ep *)ep,
+				       rapt__obj_handle(&ep->obj), &ep->attr,
+				       evd_prov(ep->recv_evd),
+				       evd_prov(ep->req_evd),
+				       evd_prov(ep->conn_evd), &ep->obj.prov);
+	if (ret) {
+		rapt__fail(ret, "provider could not create an EP: %s",
+			   rapt_strerror(ret));
+		goto err_unregister;
+	}
+	ep_hold_evds(ep, true);
+	*out = rapt__obj_handle(&ep->obj);
+	goto out;
+
+err_unregister:
+	rapt__obj_unregister(&ep->obj);
+err_free:
+	ep_release(ep);
+out:
+	rapt__ctl_unlock();
+	return ret;
+}
+
+RAPT_API int rapt_ep_free(struct rapt_ep *handle)
+{
+	struct rapt_core_ep *ep;
+	struct rapt_obj *o;
+	int ret;
+
+	rapt__ctl_lock();
+	ret = rapt__obj_lookup(handle, RAPT_CLS_EP, &o);
+	if (ret)
+		goto out;
+	ep = (struct rapt_core_ep *)o;
+	ret = rapt__ops(o)->ep_free(o->prov);
+	if (ret) {
+		rapt__fail(ret, "provider could not free an EP: %s",
+			   rapt_strerror(ret));
+		goto out;
+	}
+	ep_hold_evds(ep, false);
+	rapt__obj_unregister(o);
+	ep_release(ep);
+out:
+	rapt__ctl_unlock();
+	return ret;
+}
+
+static int ep_lookup(struct rapt_ep *handle, struct rapt_core_ep **ep)
+{
+	struct rapt_obj *o;
+	int ret = rapt__obj_lookup(handle, RAPT_CLS_EP, &o);
+
+	if (!ret)
+		*ep = (struct rapt_core_ep *)o;
+	return ret;
+}
+
+/* Move @ep from @from to @to; RAPT_ESTATE if it is not in @from. */
+static int ep_transit(struct rapt_core_ep *ep, uint32_t from, uint32_t to)
+{
+	if (atomic_compare_exchange_strong(&ep->state, &from, to))
+		return 0;
+	return RAPT_ESTATE;
+}
+
+static const char *const state_names[] = {
+	[RAPT_EP_UNCONNECTED] = "UNCONNECTED",
+	[RAPT_EP_ACTIVE_PENDING] = "ACTIVE_PENDING",
+	[RAPT_EP_PASSIVE_PENDING] = "PASSIVE_PENDING",
+	[RAPT_EP_CONNECTED] = "CONNECTED",
+	[RAPT_EP_DISCONNECT_PENDING] = "DISCONNECT_PENDING",
+	[RAPT_EP_DISCONNECTED] = "DISCONNECTED",
+};
+
+const char *rapt__ep_state_name(uint32_t state)
+{
+	if (state < RAPT_ARRAY_SIZE(state_names) && state_names[state])
+		return state_names[state];
+	return "?";
+}
+
+static int ep_state_fail(struct rapt_core_ep *ep, const char *what)
+{
+	return rapt__fail(RAPT_ESTATE, "%s: EP is %s", what,
+			  rapt__ep_state_name(atomic_load(&ep->state)));
+}
+
+static int connect_check(struct rapt_core_ep *ep, const struct sockaddr *remote,
+			 uint64_t sid, int64_t timeout_us)
+{
+	const struct rapt_ia_attr *a = &ep->obj.ia->attr;
+
+	if (!remote)
+		return rapt__fail(RAPT_EINVAL, "rapt_ep_connect: NULL address");
+	if (timeout_us < 0 && timeout_us != RAPT_TIMEOUT_INFINITE)
+		return rapt__fail(RAPT_EINVAL,
+				  "rapt_ep_connect: negative timeout %lld",
+				  (long long)timeout_us);
+	if (sid < a->service_id_min || sid > a->service_id_max)
+		return rapt__fail(RAPT_ERANGE,
+				  "service id %llu is outside the provider's range %llu..%llu",
+				  (unsigned long long)sid,
+				  (unsigned long long)a->service_id_min,
+				  (unsigned long long)a->service_id_max);
+	return 0;
+}
+
+RAPT_API int rapt_ep_connect(struct rapt_ep *handle,
+			     const struct sockaddr *remote, uint64_t sid,
+			     const void *pdata, size_t len, int64_t timeout_us)
+{
+	uint8_t wire[RAPT_PDATA_MAX];
+	struct rapt_core_ep *ep;
+	int ret, wlen;
+
+	ret = ep_lookup(handle, &ep);
+	if (ret)
+		return ret;
+	ret = connect_check(ep, remote, sid, timeout_us);
+	if (ret)
+		return ret;
+	wlen = rapt__pdata_prepare(pdata, len, ep->obj.ia->attr.pdata_connect,
+				   ep->attr.flags & RAPT_EP_RAW_PDATA,
+				   "rapt_ep_connect", wire);
+	if (wlen < 0)
+		return wlen;
+	if (ep_transit(ep, RAPT_EP_UNCONNECTED, RAPT_EP_ACTIVE_PENDING))
+		return ep_state_fail(ep, "rapt_ep_connect");
+	ret = rapt__ops(&ep->obj)->ep_connect(ep->obj.prov, remote, sid, wire,
+					      (size_t)wlen, timeout_us);
+	if (ret) {
+		atomic_store(&ep->state, RAPT_EP_UNCONNECTED);
+		return rapt__fail(ret, "provider could not start the connect: %s",
+				  rapt_strerror(ret));
+	}
+	return 0;
+}
+
+static int disconnect_move(struct rapt_core_ep *ep, uint32_t flags)
+{
+	uint32_t s = atomic_load(&ep->state);
+
+	for (;;) {
+		switch (s) {
+		case RAPT_EP_CONNECTED:
+			if (atomic_compare_exchange_weak(&ep->state, &s,
+						RAPT_EP_DISCONNECT_PENDING))
+				return 0;
+			continue;
+		case RAPT_EP_ACTIVE_PENDING:
+		case RAPT_EP_PASSIVE_PENDING:
+			return 0;	/* cancel; DISCONNECTED follows */
+		case RAPT_EP_DISCONNECT_PENDING:
+			if (flags & RAPT_CLOSE_ABRUPT)
+				return 0;	/* escalate */
+			/* fall through */
+		default:
+			return ep_state_fail(ep, "rapt_ep_disconnect");
+		}
+	}
+}
+
+RAPT_API int rapt_ep_disconnect(struct rapt_ep *handle, unsigned int flags,
+				const void *pdata, size_t len)
+{
+	const struct rapt_ia_attr *a;
+	uint8_t wire[RAPT_PDATA_MAX];
+	struct rapt_core_ep *ep;
+	int ret, wlen = 0;
+
+	ret = ep_lookup(handle, &ep);
+	if (ret)
+		return ret;
+	a = &ep->obj.ia->attr;
+	if (flags & ~RAPT_CLOSE_ABRUPT)
+		return rapt__fail(RAPT_EINVAL, "unknown disconnect flags %#x",
+				  flags & ~RAPT_CLOSE_ABRUPT);
+	if (len && !(a->caps & RAPT_CAP_DISCONNECT_PDATA))
+		return rapt__fail(RAPT_ENOTSUP,
+				  "provider carries no private data on disconnect");
+	if (a->caps & RAPT_CAP_DISCONNECT_PDATA) {
+		wlen = rapt__pdata_prepare(pdata, len, a->pdata_disconnect,
+					   ep->attr.flags & RAPT_EP_RAW_PDATA,
+					   "rapt_ep_disconnect", wire);
+		if (wlen < 0)
+			return wlen;
+	}
+	ret = disconnect_move(ep, flags);
+	if (ret)
+		return ret;
+	ret = rapt__ops(&ep->obj)->ep_disconnect(ep->obj.prov, flags, wire,
+						 (size_t)wlen);
+	if (ret)
+		return rapt__fail(ret, "provider could not disconnect: %s",
+				  rapt_strerror(ret));
+	return 0;
+}
+
+RAPT_API int rapt_ep_get_state(struct rapt_ep *handle, enum rapt_ep_state *st)
+{
+	struct rapt_core_ep *ep;
+	int ret = ep_lookup(handle, &ep);
+
+	if (ret)
+		return ret;
+	if (!st)
+		return rapt__fail(RAPT_EINVAL, "rapt_ep_get_state: NULL output");
+	*st = (enum rapt_ep_state)atomic_load(&ep->state);
+	return 0;
+}
+
+RAPT_API int rapt_ep_query(struct rapt_ep *handle, struct rapt_ep_info *info,
+			   size_t size)
+{
+	struct rapt_core_ep *ep;
+	struct rapt_ep_info i;
+	int ret = ep_lookup(handle, &ep);
+
+	if (ret)
+		return ret;
+	if (!info || !size)
+		return rapt__fail(RAPT_EINVAL, "rapt_ep_query: no output");
+	memset(&i, 0, sizeof(i));
+	pthread_mutex_lock(&ep->lock);
+	i.state = atomic_load(&ep->state);
+	i.flags = ep->flags;
+	i.attr = ep->attr;
+	i.rdma_read_in = ep->rdma_read_in;
+	i.rdma_read_out = ep->rdma_read_out;
+	i.local_addr = ep->local_addr;
+	i.remote_addr = ep->remote_addr;
+	pthread_mutex_unlock(&ep->lock);
+	memcpy(info, &i, RAPT_MIN(size, sizeof(i)));
+	return 0;
+}
+
+#define EP_ATTR_ALL (RAPT_EP_ATTR_MAX_SEND | RAPT_EP_ATTR_MAX_RECV | \
+		     RAPT_EP_ATTR_RDMA_READ_IN | RAPT_EP_ATTR_RDMA_READ_OUT | \
+		     RAPT_EP_ATTR_FLAGS)
+
+/* Merge the @mask fields of @in into @a; check the connected-state rules. */
+static int modify_merge(struct rapt_core_ep *ep, uint32_t st,
+			const struct rapt_ep_attr *in, uint32_t mask,
+			struct rapt_ep_attr *a)
+{
+	if (mask & RAPT_EP_ATTR_MAX_SEND)
+		a->max_send = in->max_send;
+	if (mask & RAPT_EP_ATTR_MAX_RECV)
+		a->max_recv = in->max_recv;
+	if (mask & RAPT_EP_ATTR_RDMA_READ_IN)
+		a->rdma_read_in = in->rdma_read_in;
+	if (mask & RAPT_EP_ATTR_RDMA_READ_OUT)
+		a->rdma_read_out = in->rdma_read_out;
+	if (mask & RAPT_EP_ATTR_FLAGS)
+		a->flags = in->flags;
+	if (st != RAPT_EP_CONNECTED)
+		return 0;
+	if ((mask & RAPT_EP_ATTR_FLAGS) && a->flags != ep->attr.flags)
+		return rapt__fail(RAPT_ESTATE,
+				  "EP flags can only change before connecting");
+	if (((mask & RAPT_EP_ATTR_RDMA_READ_IN) &&
+	     a->rdma_read_in > ep->rdma_read_in) ||
+	    ((mask & RAPT_EP_ATTR_RDMA_READ_OUT) &&
+	     a->rdma_read_out > ep->rdma_read_out))
+		return rapt__fail(RAPT_ERANGE,
+				  "read depths can only be lowered below the negotiated %u/%u",
+				  ep->rdma_read_in, ep->rdma_read_out);
+	return 0;
+}
+
+RAPT_API int rapt_ep_modify(struct rapt_ep *handle,
+			    const struct rapt_ep_attr *in, unsigned int mask)
+{
+	struct rapt_core_ep *ep;
+	struct rapt_ep_attr a;
+	uint32_t st;
+	int ret = ep_lookup(handle, &ep);
+
+	if (ret)
+		return ret;
+	if (!in || !mask || (mask & ~EP_ATTR_ALL))
+		return rapt__fail(RAPT_EINVAL, "rapt_ep_modify: bad attr or mask");
+	pthread_mutex_lock(&ep->lock);
+	st = atomic_load(&ep->state);
+	if (st != RAPT_EP_UNCONNECTED && st != RAPT_EP_CONNECTED) {
+		ret = ep_state_fail(ep, "rapt_ep_modify");
+		goto out;
+	}
+	a = ep->attr;
+	ret = modify_merge(ep, st, in, mask, &a);
+	if (!ret)
+		ret = ep_attr_check(&ep->obj.ia->attr, &a);
+	if (!ret)
+		ret = rapt__ops(&ep->obj)->ep_modify(ep->obj.prov, &a, mask);
+	if (!ret) {
+		ep->attr = a;
+		if (st == RAPT_EP_CONNECTED &&
+		    (mask & RAPT_EP_ATTR_RDMA_READ_IN))
+			ep->rdma_read_in = a.rdma_read_in;
+		if (st == RAPT_EP_CONNECTED &&
+		    (mask & RAPT_EP_ATTR_RDMA_READ_OUT))
+			ep->rdma_read_out = a.rdma_read_out;
+	}
+out:
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+RAPT_SDK enum rapt_ep_state rapt_prov_ep_state(struct rapt_core_ep *ep)
+{
+	return (enum rapt_ep_state)atomic_load(&ep->state);
+}
+
+RAPT_SDK int rapt_prov_ep_raw_pdata(struct rapt_core_ep *ep)
+{
+	return !!(ep->attr.flags & RAPT_EP_RAW_PDATA);
+}

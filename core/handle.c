@@ -1,1 +1,236 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The handle table.
+ *
+ * Consumers never hold pointers into rapt: a handle is a value made of a
+ * slot index, the object's class and the slot's generation.  Resolving one
+ * compares the whole value with what the slot holds now, so NULL, freed,
+ * reused and wrong-class handles are told apart without reading through a
+ * pointer that may already be freed.
+ *
+ * Slots live in fixed chunks that never move, so the data path resolves a
+ * handle with two loads and a compare and takes no lock.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "rapt_int.h"
+
+#define CHUNK_BITS 12
+#define CHUNK_SLOTS (1u << CHUNK_BITS)
+#define NCHUNKS (1u << (RAPT_HANDLE_IDX_BITS - CHUNK_BITS))
+#define NO_SLOT UINT32_MAX
+
+_Static_assert(sizeof(void *) == sizeof(uint64_t),
+	       "handles are 64-bit values carried in pointer types");
+
+struct slot {
+	_Atomic uint64_t handle;	/* the live handle, 0 while free */
+	struct rapt_obj *_Atomic obj;
+	uint32_t gen;
+	uint32_t next_free;
+};
+
+static struct slot *_Atomic chunks[NCHUNKS];
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t free_head = NO_SLOT;
+static uint32_t nslots;
+
+void rapt__ctl_lock(void)
+{
+	pthread_mutex_lock(&ctl_lock);
+}
+
+void rapt__ctl_unlock(void)
+{
+	pthread_mutex_unlock(&ctl_lock);
+}
+
+static struct slot *slot_at(uint32_t idx)
+{
+	struct slot *c = atomic_load_explicit(&chunks[idx >> CHUNK_BITS],
+					      memory_order_acquire);
+
+	return c ? &c[idx & (CHUNK_SLOTS - 1)] : NULL;
+}
+
+/* Called with table_lock held. */
+static int slot_alloc(uint32_t *idx)
+{
+	struct slot *c;
+
+	if (free_head != NO_SLOT) {
+		*idx = free_head;
+		free_head = slot_at(free_head)->next_free;
+		return 0;
+	}
+	if (nslots >= CHUNK_SLOTS * NCHUNKS)
+		return RAPT_ENOMEM;
+	if (!(nslots & (CHUNK_SLOTS - 1))) {
+		c = calloc(CHUNK_SLOTS, sizeof(*c));
+		if (!c)
+			return RAPT_ENOMEM;
+		atomic_store_explicit(&chunks[nslots >> CHUNK_BITS], c,
+				      memory_order_release);
+	}
+	*idx = nslots++;
+	return 0;
+}
+
+int rapt__obj_register(struct rapt_obj *o, uint32_t cls,
+		       struct rapt_obj *parent, struct rapt_core_ia *ia)
+{
+	struct slot *s;
+	uint32_t idx;
+	int ret;
+
+	pthread_mutex_lock(&table_lock);
+	ret = slot_alloc(&idx);
+	if (ret) {
+		pthread_mutex_unlock(&table_lock);
+		return rapt__fail(ret, "handle table is full");
+	}
+	s = slot_at(idx);
+	if (++s->gen == 0)
+		s->gen = 1;
+	o->cls = cls;
+	o->parent = parent;
+	o->ia = ia;
+	o->handle = ((uint64_t)s->gen << 32) |
+		    ((uint64_t)cls << RAPT_HANDLE_IDX_BITS) | idx;
+	atomic_init(&o->users, 0);
+	atomic_store_explicit(&s->obj, o, memory_order_relaxed);
+	atomic_store_explicit(&s->handle, o->handle, memory_order_release);
+	pthread_mutex_unlock(&table_lock);
+	if (parent)
+		rapt__obj_hold(parent);
+	return 0;
+}
+
+void rapt__obj_unregister(struct rapt_obj *o)
+{
+	uint32_t idx = (uint32_t)(o->handle & RAPT_HANDLE_IDX_MASK);
+	struct slot *s;
+
+	pthread_mutex_lock(&table_lock);
+	s = slot_at(idx);
+	atomic_store_explicit(&s->handle, 0, memory_order_release);
+	atomic_store_explicit(&s->obj, NULL, memory_order_relaxed);
+	s->next_free = free_head;
+	free_head = idx;
+	pthread_mutex_unlock(&table_lock);
+	if (o->parent)
+		rapt__obj_put(o->parent);
+	o->handle = 0;
+}
+
+static const char *const cls_names[RAPT_CLS_MAX] = {
+	[RAPT_CLS_IA] = "IA", [RAPT_CLS_PZ] = "PZ", [RAPT_CLS_LMR] = "LMR",
+	[RAPT_CLS_EVD] = "EVD", [RAPT_CLS_EP] = "EP", [RAPT_CLS_PSP] = "PSP",
+	[RAPT_CLS_CR] = "CR",
+};
+
+static const char *cls_name(uint32_t cls)
+{
+	return cls < RAPT_CLS_MAX && cls_names[cls] ? cls_names[cls] : "?";
+}
+
+/* Resolve @h to its slot's live object, or NULL. */
+static struct rapt_obj *resolve(uint64_t h, uint64_t *live)
+{
+	struct slot *s;
+
+	*live = 0;
+	if (!h)
+		return NULL;
+	s = slot_at((uint32_t)(h & RAPT_HANDLE_IDX_MASK));
+	if (!s)
+		return NULL;
+	*live = atomic_load_explicit(&s->handle, memory_order_acquire);
+	if (*live != h)
+		return NULL;
+	return atomic_load_explicit(&s->obj, memory_order_relaxed);
+}
+
+int rapt__obj_lookup_any(const void *handle, struct rapt_obj **o)
+{
+	uint64_t h = (uint64_t)(uintptr_t)handle, live;
+	struct rapt_obj *obj;
+
+	if (!h)
+		return rapt__fail(RAPT_EBADHANDLE, "NULL handle");
+	obj = resolve(h, &live);
+	if (!obj)
+		return rapt__fail(RAPT_EBADHANDLE,
+				  "handle %#llx is stale or was never created",
+				  (unsigned long long)h);
+	*o = obj;
+	return 0;
+}
+
+int rapt__obj_lookup(const void *handle, uint32_t cls, struct rapt_obj **o)
+{
+	uint64_t h = (uint64_t)(uintptr_t)handle;
+	struct rapt_obj *obj;
+	int ret;
+
+	ret = rapt__obj_lookup_any(handle, &obj);
+	if (ret) {
+		if (h)
+			rapt__fail(ret, "%s handle %#llx is stale or was never created",
+				   cls_name(cls), (unsigned long long)h);
+		else
+			rapt__fail(ret, "NULL %s handle", cls_name(cls));
+		return ret;
+	}
+	if (obj->cls != cls)
+		return rapt__fail(RAPT_EHANDLETYPE,
+				  "an %s handle was passed where an %s handle is needed",
+				  cls_name(obj->cls), cls_name(cls));
+	*o = obj;
+	return 0;
+}
+
+struct rapt_obj *rapt__obj_fast(const void *handle, uint32_t cls)
+{
+	uint64_t h = (uint64_t)(uintptr_t)handle, live;
+
+	if (rapt_unlikely(RAPT_HANDLE_CLS(h) != cls))
+		return NULL;
+	return resolve(h, &live);
+}
+
+RAPT_API int rapt_context_set(void *handle, void *context)
+{
+	struct rapt_obj *o;
+	int ret = rapt__obj_lookup_any(handle, &o);
+
+	if (ret)
+		return ret;
+	o->context = context;
+	return 0;
+}
+
+RAPT_API int rapt_context_get(void *handle, void **context)
+{
+	struct rapt_obj *o;
+	int ret = rapt__obj_lookup_any(handle, &o);
+
+	if (ret)
+		return ret;
+	*context = o->context;
+	return 0;
+}
+
+RAPT_API int rapt_handle_type(void *handle, enum rapt_handle_type *type)
+{
+	struct rapt_obj *o;
+	int ret = rapt__obj_lookup_any(handle, &o);
+
+	if (ret)
+		return ret;
+	*type = (enum rapt_handle_type)o->cls;
+	return 0;
+}

@@ -1,1 +1,243 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * PSP: a listener, and its admission accounting.
+ *
+ * Two counters bound a PSP: requests still in the transport handshake
+ * (half-open: TCP accepted, MPA request not read yet) and CRs delivered to
+ * the consumer but not yet accepted or rejected.  A request over either
+ * bound is refused by rapt as BUSY, which the active side sees as
+ * NON_PEER_REJECTED/BUSY, distinct from a consumer's reject.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rapt_int.h"
+
+#define PSP_DEFAULT_BACKLOG 128
+#define PSP_DEFAULT_HS_LIMIT 128
+#define PSP_DEFAULT_HS_TIMEOUT_MS 5000
+
+static int psp_check(struct rapt_core_ia *ia, uint64_t sid,
+		     struct rapt_evd *cr_evd, struct rapt_obj **evd)
+{
+	int ret;
+
+	if (sid != RAPT_SERVICE_ID_ANY &&
+	    (sid < ia->attr.service_id_min || sid > ia->attr.service_id_max))
+		return rapt__fail(RAPT_ERANGE,
+				  "service id %llu is outside the provider's range %llu..%llu",
+				  (unsigned long long)sid,
+				  (unsigned long long)ia->attr.service_id_min,
+				  (unsigned long long)ia->attr.service_id_max);
+	ret = rapt__obj_lookup(cr_evd, RAPT_CLS_EVD, evd);
+	if (ret)
+		return ret;
+	if ((*evd)->ia != ia)
+		return rapt__fail(RAPT_EINVAL,
+				  "rapt_psp_create: the CR EVD belongs to another IA");
+	if (!(rapt__evd_streams((struct rapt_core_evd *)*evd) & RAPT_EVD_CR))
+		return rapt__fail(RAPT_EINVAL,
+				  "rapt_psp_create: the EVD has no CR stream");
+	return 0;
+}
+
+static struct rapt_core_psp *psp_alloc(const struct rapt_psp_attr *attr,
+				       struct rapt_psp_attr *a)
+{
+	struct rapt_core_psp *psp = calloc(1, sizeof(*psp));
+
+	if (!psp)
+		return NULL;
+	memset(a, 0, sizeof(*a));
+	if (attr)
+		*a = *attr;
+	if (!a->backlog)
+		a->backlog = PSP_DEFAULT_BACKLOG;
+	if (!a->handshake_limit)
+		a->handshake_limit = PSP_DEFAULT_HS_LIMIT;
+	if (!a->handshake_timeout_ms)
+		a->handshake_timeout_ms = PSP_DEFAULT_HS_TIMEOUT_MS;
+	psp->info.backlog = a->backlog;
+	psp->info.handshake_limit = a->handshake_limit;
+	psp->info.handshake_timeout_ms = a->handshake_timeout_ms;
+	pthread_mutex_init(&psp->lock, NULL);
+	return psp;
+}
+
+static void psp_release(struct rapt_core_psp *psp)
+{
+	pthread_mutex_destroy(&psp->lock);
+	free(psp);
+}
+
+RAPT_API int rapt_psp_create(struct rapt_ia *ia_handle, uint64_t sid,
+			     struct rapt_evd *cr_evd,
+			     const struct rapt_psp_attr *attr,
+			     struct rapt_psp **out)
+{
+	struct rapt_core_psp *psp;
+	struct rapt_psp_attr a;
+	struct rapt_obj *ia, *evd;
+	uint64_t bound = sid;
+	int ret;
+
+	if (!out)
+		return rapt__fail(RAPT_EINVAL, "rapt_psp_create: NULL output");
+	if (attr && attr->flags)
+		return rapt__fail(RAPT_EINVAL, "rapt_psp_create: flags must be 0");
+	rapt__ctl_lock();
+	ret = rapt__obj_lookup(ia_handle, RAPT_CLS_IA, &ia);
+	if (!ret)
+		ret = psp_check(ia->ia, sid, cr_evd, &evd);
+	if (ret)
+		goto out;
+	psp = psp_alloc(attr, &a);
+	if (!psp) {
+		ret = rapt__fail(RAPT_ENOMEM, "out of memory creating a PSP");
+		goto out;
+	}
+	psp->cr_evd = (struct rapt_core_evd *)evd;
+	/* Registered first: the provider may raise CRs before it returns. */
+	ret = rapt__obj_register(&psp->obj, RAPT_CLS_PSP, ia, ia->ia);
+	if (ret)
+		goto err_free;
+	rapt__obj_hold(evd);
+	ret = rapt__ops(ia)->psp_create(ia->prov, (struct rapt_core_psp *)psp,
+					sid, &a, evd->prov, &bound,
+					&psp->obj.prov);
+	if (ret) {
+		rapt__fail(ret, "provider could not listen on service id %llu: %s",
+			   (unsigned long long)sid, rapt_strerror(ret));
+		goto err_unregister;
+	}
+	psp->info.service_id = bound;
+	*out = rapt__obj_handle(&psp->obj);
+	goto out;
+
+err_unregister:
+	rapt__obj_put(evd);
+	rapt__obj_unregister(&psp->obj);
+err_free:
+	psp_release(psp);
+out:
+	rapt__ctl_unlock();
+	return ret;
+}
+
+RAPT_API int rapt_psp_query(struct rapt_psp *handle, struct rapt_psp_info *info,
+			    size_t size)
+{
+	struct rapt_core_psp *psp;
+	struct rapt_psp_info i;
+	struct rapt_obj *o;
+	int ret;
+
+	ret = rapt__obj_lookup(handle, RAPT_CLS_PSP, &o);
+	if (ret)
+		return ret;
+	if (!info || !size)
+		return rapt__fail(RAPT_EINVAL, "rapt_psp_query: no output");
+	psp = (struct rapt_core_psp *)o;
+	pthread_mutex_lock(&psp->lock);
+	i = psp->info;
+	pthread_mutex_unlock(&psp->lock);
+	memcpy(info, &i, RAPT_MIN(size, sizeof(i)));
+	return 0;
+}
+
+RAPT_API int rapt_psp_free(struct rapt_psp *handle)
+{
+	struct rapt_core_psp *psp;
+	struct rapt_obj *o;
+	int ret;
+
+	rapt__ctl_lock();
+	ret = rapt__obj_lookup(handle, RAPT_CLS_PSP, &o);
+	if (ret)
+		goto out;
+	psp = (struct rapt_core_psp *)o;
+	pthread_mutex_lock(&psp->lock);
+	if (psp->info.pending_crs) {
+		ret = rapt__fail(RAPT_EBUSY,
+				 "PSP has %u undecided CRs: accept or reject them first",
+				 psp->info.pending_crs);
+		pthread_mutex_unlock(&psp->lock);
+		goto out;
+	}
+	psp->closing = true;	/* refuse what arrives until the provider stops */
+	pthread_mutex_unlock(&psp->lock);
+	ret = rapt__ops(o)->psp_free(o->prov);
+	if (ret) {
+		psp->closing = false;
+		rapt__fail(ret, "provider could not stop listening: %s",
+			   rapt_strerror(ret));
+		goto out;
+	}
+	rapt__obj_put((struct rapt_obj *)psp->cr_evd);
+	rapt__obj_unregister(o);
+	psp_release(psp);
+out:
+	rapt__ctl_unlock();
+	return ret;
+}
+
+RAPT_SDK int rapt_prov_psp_hs_begin(struct rapt_core_psp *psp)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&psp->lock);
+	if (psp->closing ||
+	    psp->info.in_handshake >= psp->info.handshake_limit) {
+		psp->info.busy_rejects++;
+		ret = RAPT_EBUSY;
+	} else {
+		psp->info.in_handshake++;
+	}
+	pthread_mutex_unlock(&psp->lock);
+	return ret;
+}
+
+RAPT_SDK void rapt_prov_psp_hs_end(struct rapt_core_psp *psp, int outcome)
+{
+	pthread_mutex_lock(&psp->lock);
+	if (psp->info.in_handshake)
+		psp->info.in_handshake--;
+	if (outcome == RAPT_HS_TIMEOUT)
+		psp->info.handshake_timeouts++;
+	pthread_mutex_unlock(&psp->lock);
+}
+
+RAPT_SDK uint32_t rapt_prov_psp_hs_timeout_ms(struct rapt_core_psp *psp)
+{
+	return psp->info.handshake_timeout_ms;
+}
+
+/* Take a backlog slot; RAPT_EBUSY (counted) when there is none. */
+int rapt__psp_admit(struct rapt_core_psp *psp)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&psp->lock);
+	if (psp->closing || psp->info.pending_crs >= psp->info.backlog) {
+		psp->info.busy_rejects++;
+		ret = RAPT_EBUSY;
+	} else {
+		psp->info.pending_crs++;
+	}
+	pthread_mutex_unlock(&psp->lock);
+	return ret;
+}
+
+/* Give a backlog slot back; @outcome: 1 accepted, -1 rejected, 0 neither. */
+void rapt__psp_release(struct rapt_core_psp *psp, int outcome)
+{
+	pthread_mutex_lock(&psp->lock);
+	psp->info.pending_crs--;
+	if (outcome > 0)
+		psp->info.accepted++;
+	else if (outcome < 0)
+		psp->info.rejected++;
+	pthread_mutex_unlock(&psp->lock);
+}

@@ -184,7 +184,7 @@ uint32_t rapt__evd_streams(struct rapt_core_evd *evd);
 
 #define RAPT_PDATA_MAGIC0 0xa7
 #define RAPT_PDATA_MAGIC1 0x52
-#define RAPT_PDATA_VERSION 1
+#define RAPT_PDATA_HDR_VERSION 1
 #define RAPT_PDATA_MAX 256	/* largest raw field any transport has */
 
 /* Consumer limit for a raw transport limit. */
@@ -216,11 +216,18 @@ struct rapt_core_ep {
 	uint32_t flags;			/* RAPT_EPI_* */
 	uint32_t rdma_read_in;
 	uint32_t rdma_read_out;
+	uint32_t post_flags;		/* RAPT_POST_* the IA supports */
+	/* The peer's private data, one buffer per event that may carry it,
+	 * so a queued ESTABLISHED never sees the DISCONNECTED bytes. */
 	uint32_t pdata_len;
-	uint8_t pdata[RAPT_PDATA_MAX];	/* the peer's last pdata */
+	uint8_t pdata[RAPT_PDATA_MAX];	/* accept or reject pdata */
+	uint32_t disc_pdata_len;
+	uint8_t disc_pdata[RAPT_PDATA_MAX];
 	struct sockaddr_storage local_addr;
 	struct sockaddr_storage remote_addr;
 };
+
+const char *rapt__ep_state_name(uint32_t state);
 
 struct rapt_core_psp {
 	struct rapt_obj obj;		/* must stay first */
@@ -230,13 +237,17 @@ struct rapt_core_psp {
 	struct rapt_psp_info info;
 };
 
+int rapt__psp_admit(struct rapt_core_psp *psp);
+void rapt__psp_release(struct rapt_core_psp *psp, int outcome);
+
 struct rapt_core_cr {
 	struct rapt_obj obj;		/* must stay first */
 	struct rapt_core_psp *psp;
 	void *pcr;			/* the provider's request */
 	pthread_mutex_t lock;
-	bool cancelled;
+	bool cancelled;			/* the requester went away */
 	bool deciding;			/* accept/reject under way */
+	bool counted;			/* holds a backlog slot */
 	struct rapt_cr_info info;
 	uint8_t pdata[RAPT_PDATA_MAX];
 };

@@ -83,6 +83,9 @@ struct rapt_prov_device {
  * already framed and within the transport limit, service ids in range.
  * Ops return 0 or a negative RAPT_E* code.
  */
+/* Set by the core in post_send's flags for a send with invalidate. */
+#define RAPT_PROV_POST_INVALIDATE (1u << 31)
+
 struct rapt_prov_ops {
 	size_t size;
 
@@ -130,7 +133,9 @@ struct rapt_prov_ops {
 			     size_t pdata_len);
 
 	/* Data path.  post_recv is called in every EP state; the others only
-	 * while the core's state is CONNECTED. */
+	 * while the core's state is CONNECTED.  post_send gets
+	 * RAPT_PROV_POST_INVALIDATE in @flags for rapt_ep_post_send_inv(),
+	 * and then @inv_rkey is the peer rkey to invalidate. */
 	int (*post_recv)(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
 			 uint64_t cookie);
 	int (*post_send)(void *pep, const struct rapt_sge *sgl, uint32_t nsge,

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The data path: post calls.  Each resolves the handle without a lock,
+ * checks the state and the cheap invariants, and calls the provider.
+ * Debug builds (--enable-debug) also check every SGE.
+ */
+#include "config.h"
+
+#include "rapt_int.h"
+
+static struct rapt_core_ep *ep_fast(struct rapt_ep *h)
+{
+	return (struct rapt_core_ep *)rapt__obj_fast(h, RAPT_CLS_EP);
+}
+
+/* The slow path of a failed check: say precisely what was wrong. */
+static int __attribute__((noinline)) post_fail(struct rapt_ep *h,
+					       struct rapt_core_ep *ep,
+					       const char *what,
+					       uint32_t nsge, uint32_t max,
+					       uint32_t flags)
+{
+	struct rapt_obj *o;
+	int ret;
+
+	if (!ep) {
+		ret = rapt__obj_lookup(h, RAPT_CLS_EP, &o);
+		return ret ? ret : RAPT_EBADHANDLE;
+	}
+	if (what[0] != 'r' && atomic_load(&ep->state) != RAPT_EP_CONNECTED)
+		return rapt__fail(RAPT_ESTATE, "%s: EP is %s, not CONNECTED",
+				  what,
+				  rapt__ep_state_name(atomic_load(&ep->state)));
+	if (nsge > max)
+		return rapt__fail(RAPT_EINVAL, "%s: %u SGEs, the EP allows %u",
+				  what, nsge, max);
+	if (flags & ~ep->post_flags)
+		return rapt__fail(RAPT_ENOTSUP,
+				  "%s: flags %#x not supported by this provider",
+				  what, flags & ~ep->post_flags);
+	return rapt__fail(RAPT_EINVAL, "%s: NULL SGE list", what);
+}
+
+static int sge_check(struct rapt_core_ep *ep, const struct rapt_sge *sgl,
+		     uint32_t nsge, uint32_t flags, const char *what)
+{
+	uint64_t total = 0;
+	uint32_t i;
+
+	for (i = 0; i < nsge; i++)
+		total += sgl[i].length;
+	if ((flags & RAPT_POST_INLINE) && total > ep->attr.max_inline)
+		return rapt__fail(RAPT_ELENGTH,
+				  "%s: %llu inline bytes, the EP allows %u",
+				  what, (unsigned long long)total,
+				  ep->attr.max_inline);
+	if (RAPT_DEBUG_BUILD && total > ep->obj.ia->attr.max_msg_size &&
+	    ep->obj.ia->attr.max_msg_size)
+		return rapt__fail(RAPT_ELENGTH, "%s: %llu bytes exceed %llu",
+				  what, (unsigned long long)total,
+				  (unsigned long long)ep->obj.ia->attr.max_msg_size);
+	return 0;
+}
+
+/* Shared checks of every outbound post; 0 or the failure. */
+static inline int post_check(struct rapt_ep *h, struct rapt_core_ep *ep,
+			     const struct rapt_sge *sgl, uint32_t nsge,
+			     uint32_t flags, const char *what)
+{
+	if (rapt_unlikely(!ep ||
+			  atomic_load_explicit(&ep->state,
+					       memory_order_acquire) !=
+			  RAPT_EP_CONNECTED ||
+			  nsge > ep->attr.max_send_sge ||
+			  (flags & ~ep->post_flags) || (nsge && !sgl)))
+		return post_fail(h, ep, what, nsge,
+				 ep ? ep->attr.max_send_sge : 0, flags);
+	if (rapt_unlikely((flags & RAPT_POST_INLINE) || RAPT_DEBUG_BUILD))
+		return sge_check(ep, sgl, nsge, flags, what);
+	return 0;
+}
+
+RAPT_API int rapt_ep_post_recv(struct rapt_ep *h, const struct rapt_sge *sgl,
+			       unsigned int nsge, uint64_t cookie)
+{
+	struct rapt_core_ep *ep = ep_fast(h);
+
+	if (rapt_unlikely(!ep || nsge > ep->attr.max_recv_sge ||
+			  (nsge && !sgl)))
+		return post_fail(h, ep, "rapt_ep_post_recv", nsge,
+				 ep ? ep->attr.max_recv_sge : 0, 0);
+	return ep->obj.ia->ops->post_recv(ep->obj.prov, sgl, nsge, cookie);
+}
+
+RAPT_API int rapt_ep_post_send(struct rapt_ep *h, const struct rapt_sge *sgl,
+			       unsigned int nsge, uint64_t cookie,
+			       unsigned int flags)
+{
+	struct rapt_core_ep *ep = ep_fast(h);
+	int ret = post_check(h, ep, sgl, nsge, flags, "rapt_ep_post_send");
+
+	if (rapt_unlikely(ret))
+		return ret;
+	return ep->obj.ia->ops->post_send(ep->obj.prov, sgl, nsge, cookie,
+					  flags, 0);
+}
+
+RAPT_API int rapt_ep_post_send_inv(struct rapt_ep *h,
+				   const struct rapt_sge *sgl,
+				   unsigned int nsge, uint64_t cookie,
+				   unsigned int flags, uint32_t rkey)
+{
+	struct rapt_core_ep *ep = ep_fast(h);
+	int ret = post_check(h, ep, sgl, nsge, flags, "rapt_ep_post_send_inv");
+
+	if (rapt_unlikely(ret))
+		return ret;
+	if (!(ep->obj.ia->attr.caps & RAPT_CAP_SEND_INVALIDATE))
+		return rapt__fail(RAPT_ENOTSUP,
+				  "provider does not offer send with invalidate");
+	return ep->obj.ia->ops->post_send(ep->obj.prov, sgl, nsge, cookie,
+					  flags | RAPT_PROV_POST_INVALIDATE, rkey);
+}
+
+static int rdma_check(struct rapt_core_ep *ep, uint64_t cap, const char *what)
+{
+	if (rapt_unlikely(!(ep->obj.ia->attr.caps & cap)))
+		return rapt__fail(RAPT_ENOTSUP, "%s: not supported by this provider",
+				  what);
+	return 0;
+}
+
+RAPT_API int rapt_ep_post_write(struct rapt_ep *h, const struct rapt_sge *sgl,
+				unsigned int nsge, uint64_t cookie,
+				uint64_t raddr, uint32_t rkey,
+				unsigned int flags)
+{
+	struct rapt_core_ep *ep = ep_fast(h);
+	int ret = post_check(h, ep, sgl, nsge, flags, "rapt_ep_post_write");
+
+	if (!ret)
+		ret = rdma_check(ep, RAPT_CAP_RDMA_WRITE, "rapt_ep_post_write");
+	if (rapt_unlikely(ret))
+		return ret;
+	return ep->obj.ia->ops->post_write(ep->obj.prov, sgl, nsge, cookie,
+					   raddr, rkey, flags);
+}
+
+RAPT_API int rapt_ep_post_read(struct rapt_ep *h, const struct rapt_sge *sgl,
+			       unsigned int nsge, uint64_t cookie,
+			       uint64_t raddr, uint32_t rkey,
+			       unsigned int flags)
+{
+	struct rapt_core_ep *ep = ep_fast(h);
+	int ret = post_check(h, ep, sgl, nsge, flags & ~RAPT_POST_INLINE,
+			     "rapt_ep_post_read");
+
+	if (!ret && (flags & RAPT_POST_INLINE))
+		ret = rapt__fail(RAPT_EINVAL,
+				 "rapt_ep_post_read: an RDMA read cannot be inline");
+	if (!ret)
+		ret = rdma_check(ep, RAPT_CAP_RDMA_READ, "rapt_ep_post_read");
+	if (rapt_unlikely(ret))
+		return ret;
+	return ep->obj.ia->ops->post_read(ep->obj.prov, sgl, nsge, cookie,
+					  raddr, rkey, flags);
+}
