@@ -16,7 +16,7 @@ static struct rapt_core_ep *ep_fast(struct rapt_ep *h)
 /* The slow path of a failed check: say precisely what was wrong. */
 static int __attribute__((noinline)) post_fail(struct rapt_ep *h,
 					       struct rapt_core_ep *ep,
-					       const char *what,
+					       const char *what, bool recv,
 					       uint32_t nsge, uint32_t max,
 					       uint32_t flags)
 {
@@ -27,7 +27,7 @@ static int __attribute__((noinline)) post_fail(struct rapt_ep *h,
 		ret = rapt__obj_lookup(h, RAPT_CLS_EP, &o);
 		return ret ? ret : RAPT_EBADHANDLE;
 	}
-	if (what[0] != 'r' && atomic_load(&ep->state) != RAPT_EP_CONNECTED)
+	if (!recv && atomic_load(&ep->state) != RAPT_EP_CONNECTED)
 		return rapt__fail(RAPT_ESTATE, "%s: EP is %s, not CONNECTED",
 				  what,
 				  rapt__ep_state_name(atomic_load(&ep->state)));
@@ -73,7 +73,7 @@ static inline int post_check(struct rapt_ep *h, struct rapt_core_ep *ep,
 			  RAPT_EP_CONNECTED ||
 			  nsge > ep->attr.max_send_sge ||
 			  (flags & ~ep->post_flags) || (nsge && !sgl)))
-		return post_fail(h, ep, what, nsge,
+		return post_fail(h, ep, what, false, nsge,
 				 ep ? ep->attr.max_send_sge : 0, flags);
 	if (rapt_unlikely((flags & RAPT_POST_INLINE) || RAPT_DEBUG_BUILD))
 		return sge_check(ep, sgl, nsge, flags, what);
@@ -87,7 +87,7 @@ RAPT_API int rapt_ep_post_recv(struct rapt_ep *h, const struct rapt_sge *sgl,
 
 	if (rapt_unlikely(!ep || nsge > ep->attr.max_recv_sge ||
 			  (nsge && !sgl)))
-		return post_fail(h, ep, "rapt_ep_post_recv", nsge,
+		return post_fail(h, ep, "rapt_ep_post_recv", true, nsge,
 				 ep ? ep->attr.max_recv_sge : 0, 0);
 	return ep->obj.ia->ops->post_recv(ep->obj.prov, sgl, nsge, cookie);
 }

@@ -485,8 +485,13 @@ RAPT_API int rapt_ep_modify(struct rapt_ep *handle,
 	ret = modify_merge(ep, st, in, mask, &a);
 	if (!ret)
 		ret = ep_attr_check(&ep->obj.ia->attr, &a);
+	pthread_mutex_unlock(&ep->lock);
+	/* Never call into the provider with the core EP lock held: the
+	 * provider takes its own EP lock there, and holds that one when it
+	 * reports events, which take the core lock. */
 	if (!ret)
 		ret = rapt__ops(&ep->obj)->ep_modify(ep->obj.prov, &a, mask);
+	pthread_mutex_lock(&ep->lock);
 	if (!ret) {
 		ep->attr = a;
 		if (st == RAPT_EP_CONNECTED &&
