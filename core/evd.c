@@ -1,1 +1,1011 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * EVD: the event dispatcher engine every provider shares.
+ *
+ * An EVD is a ring of struct rapt_event guarded by one mutex.  Providers
+ * push through rapt_prov_evd_push(); consumers dequeue, wait, or poll an
+ * eventfd.  docs/evd-semantics.md states the rules this file keeps; the
+ * short form:
+ *
+ * - The ring has qlen + 1 slots.  At most qlen ordinary events are queued;
+ *   the extra slot is reserved for this EVD's own overflow report, so a
+ *   report that has to land here is never lost.
+ * - A push onto a full EVD loses the event and counts it.  The first loss
+ *   of an overflow episode (an episode ends when the consumer dequeues
+ *   from the EVD) queues RAPT_EV_ASYNC_EVD_OVERFLOW on the IA's async EVD,
+ *   or in the reserved slot if there is no async EVD or this is it.  While
+ *   such a self-report is still queued, later losses update its count.
+ * - Waiters queue in arrival order.  When events arrive, the earliest
+ *   waiter whose threshold is met is handed the oldest event under the
+ *   lock, so every event goes to exactly one thread, a later arrival never
+ *   steals a woken waiter's event, and no wakeup is lost.
+ *
+ * Lock order: ia->lock, then evd->lock.  A push takes ia->lock only on
+ * the overflow path of an EVD that is not the async EVD, and only after
+ * releasing its own lock; the async EVD's overflow never takes ia->lock.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rapt_int.h"
+
+/* The core's own bound on qlen, whatever the provider says: the ring's
+ * indexes and counters are 32-bit and qlen + 1 must fit. */
+#define RAPT_EVD_QLEN_LIMIT (1u << 28)
+
+enum evd_wstate {
+	EVD_W_WAITING = 0,
+	EVD_W_GRANTED,		/* an event was handed over */
+	EVD_W_CANCELED,		/* the EVD is being freed */
+};
+
+/* A thread blocked in rapt_evd_wait(); lives on that thread's stack. */
+struct evd_waiter {
+	struct evd_waiter *next;
+	struct evd_waiter *prev;
+	pthread_cond_t cond;
+	uint32_t threshold;
+	uint32_t state;			/* enum evd_wstate */
+	uint32_t nmore;			/* left queued after the grant */
+	struct rapt_event *event;	/* the caller's output */
+};
+
+struct rapt_core_evd {
+	struct rapt_obj obj;		/* must stay first */
+	struct rapt_evd *handle;	/* obj.handle is cleared early */
+	const struct rapt_prov_ops *ops;
+	uint32_t qlen;
+	uint32_t streams;
+
+	pthread_mutex_t lock;		/* guards everything below */
+	struct rapt_event *ring;	/* qlen + 1 slots */
+	uint32_t head;			/* next slot to dequeue */
+	uint32_t tail;			/* next slot to fill */
+	uint32_t count;			/* queued, self-report counted */
+	bool ovf_reported;		/* this episode's loss was reported */
+	bool ovf_queued;		/* a self-report sits at ovf_slot */
+	uint32_t ovf_slot;
+	uint64_t overflows;		/* events lost since creation */
+	bool armed;			/* write efd on the next push */
+	bool freeing;			/* rapt_evd_free() under way */
+	int efd;			/* eventfd, -1 until asked for */
+	struct evd_waiter *wfirst;	/* FIFO of ungranted waiters */
+	struct evd_waiter *wlast;
+	uint32_t nwaiters;		/* threads inside the blocking wait */
+	pthread_cond_t gone;		/* freeing: nwaiters reached 0 */
+};
+
+static const char *const stream_names[RAPT_EVD_NSTREAMS] = {
+	"DTO", "CONNECTION", "CR", "ASYNC", "SOFTWARE",
+};
+
+static struct rapt_core_evd *to_evd(struct rapt_obj *o)
+{
+	return (struct rapt_core_evd *)o;
+}
+
+/*
+ * Resolve a handle on the data path: the lean lookup first, the full one
+ * only to name the error precisely.
+ */
+static int evd_resolve(const void *handle, struct rapt_core_evd **evd)
+{
+	struct rapt_obj *o = rapt__obj_fast(handle, RAPT_CLS_EVD);
+	int ret;
+
+	if (rapt_unlikely(!o)) {
+		ret = rapt__obj_lookup(handle, RAPT_CLS_EVD, &o);
+		if (ret)
+			return ret;
+	}
+	*evd = to_evd(o);
+	return 0;
+}
+
+static void evd_progress(struct rapt_core_evd *evd)
+{
+	evd->ops->evd_progress(evd->obj.prov);
+}
+
+/* ------------------------------------------------------------------ */
+/* The ring (all called with evd->lock held)                           */
+/* ------------------------------------------------------------------ */
+
+static uint32_t ring_next(const struct rapt_core_evd *evd, uint32_t i)
+{
+	return i + 1 == evd->qlen + 1 ? 0 : i + 1;
+}
+
+/* Queued events that use one of the qlen ordinary slots. */
+static bool ring_full(const struct rapt_core_evd *evd)
+{
+	return evd->count - evd->ovf_queued >= evd->qlen;
+}
+
+static struct rapt_event *ring_put(struct rapt_core_evd *evd)
+{
+	struct rapt_event *slot = &evd->ring[evd->tail];
+
+	evd->tail = ring_next(evd, evd->tail);
+	evd->count++;
+	return slot;
+}
+
+static void ring_take(struct rapt_core_evd *evd, struct rapt_event *out)
+{
+	*out = evd->ring[evd->head];
+	if (evd->ovf_queued && evd->head == evd->ovf_slot)
+		evd->ovf_queued = false;
+	evd->head = ring_next(evd, evd->head);
+	evd->count--;
+	/* The consumer is draining: the next loss is a new episode. */
+	evd->ovf_reported = false;
+}
+
+static void waiter_unlink(struct rapt_core_evd *evd, struct evd_waiter *w)
+{
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		evd->wfirst = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	else
+		evd->wlast = w->prev;
+	w->next = w->prev = NULL;
+}
+
+/*
+ * Hand queued events to waiters: the earliest waiter whose threshold is
+ * met takes the oldest event, until no waiter's threshold is met.
+ * Invariant on return: no queued waiter has threshold <= count.
+ */
+static void evd_grant(struct rapt_core_evd *evd)
+{
+	struct evd_waiter *w, *next;
+
+	for (w = evd->wfirst; w && evd->count; w = next) {
+		next = w->next;
+		if (w->threshold > evd->count)
+			continue;
+		ring_take(evd, w->event);
+		w->nmore = evd->count;
+		w->state = EVD_W_GRANTED;
+		waiter_unlink(evd, w);
+		pthread_cond_signal(&w->cond);
+	}
+}
+
+static void evd_notify_fd(struct rapt_core_evd *evd)
+{
+	uint64_t one = 1;
+
+	evd->armed = false;
+	/* Cannot fail short of a counter overflow, which 1 per arm rules
+	 * out; a failure would only cost the consumer a wakeup it can
+	 * recover by dequeueing, so it is logged, not returned. */
+	if (write(evd->efd, &one, sizeof(one)) != sizeof(one))
+		rapt_err("EVD %p: eventfd write failed: %m",
+			 (void *)evd->handle);
+}
+
+/* An event is in the ring: wake whoever should know. */
+static void evd_signal(struct rapt_core_evd *evd)
+{
+	if (evd->wfirst)
+		evd_grant(evd);
+	if (evd->armed)
+		evd_notify_fd(evd);
+}
+
+/* ------------------------------------------------------------------ */
+/* Push and overflow                                                   */
+/* ------------------------------------------------------------------ */
+
+/* Queue (or refresh) this EVD's overflow report in its reserved slot. */
+static void evd_self_report(struct rapt_core_evd *evd)
+{
+	struct rapt_event *ev;
+
+	if (evd->ovf_queued) {
+		evd->ring[evd->ovf_slot].u.async.count = evd->overflows;
+		return;
+	}
+	evd->ovf_slot = evd->tail;
+	evd->ovf_queued = true;
+	ev = ring_put(evd);
+	memset(ev, 0, sizeof(*ev));
+	ev->type = RAPT_EV_ASYNC_EVD_OVERFLOW;
+	ev->evd = evd->handle;
+	ev->u.async.handle = evd->handle;
+	ev->u.async.count = evd->overflows;
+	evd_signal(evd);
+}
+
+static int evd_push_locked(struct rapt_core_evd *evd,
+			   const struct rapt_event *ev);
+
+/*
+ * Report the first loss of an episode on the IA's async EVD, or here if
+ * the IA has none.  Called without evd->lock; ia->lock keeps the async
+ * EVD alive while we push to it (rapt_evd_free() clears it under that
+ * lock before tearing it down).
+ */
+static void evd_report_to_ia(struct rapt_core_evd *evd, uint64_t lost)
+{
+	struct rapt_core_ia *ia = evd->obj.ia;
+	struct rapt_core_evd *aevd;
+	struct rapt_event ev = { .type = RAPT_EV_ASYNC_EVD_OVERFLOW };
+
+	ev.u.async.handle = evd->handle;
+	ev.u.async.count = lost;
+	pthread_mutex_lock(&ia->lock);
+	aevd = ia->async_evd;
+	if (aevd) {
+		pthread_mutex_lock(&aevd->lock);
+		evd_push_locked(aevd, &ev);	/* unlocks */
+	} else {
+		pthread_mutex_lock(&evd->lock);
+		evd_self_report(evd);
+		pthread_mutex_unlock(&evd->lock);
+	}
+	pthread_mutex_unlock(&ia->lock);
+}
+
+/* Count a lost event and see that it is reported.  Unlocks evd->lock. */
+static int evd_overflow(struct rapt_core_evd *evd)
+{
+	uint64_t lost = ++evd->overflows;
+	bool to_ia = !evd->ovf_reported;
+
+	evd->ovf_reported = true;
+	if (evd->ovf_queued || (evd->streams & RAPT_EVD_ASYNC)) {
+		evd_self_report(evd);
+		to_ia = false;
+	}
+	pthread_mutex_unlock(&evd->lock);
+	if (to_ia)
+		evd_report_to_ia(evd, lost);
+	return RAPT_EOVERFLOW;
+}
+
+/* Called with evd->lock held; returns with it released. */
+static int evd_push_locked(struct rapt_core_evd *evd,
+			   const struct rapt_event *ev)
+{
+	struct rapt_event *slot;
+
+	if (rapt_unlikely(ring_full(evd)))
+		return evd_overflow(evd);
+	slot = ring_put(evd);
+	*slot = *ev;
+	slot->evd = evd->handle;
+	evd_signal(evd);
+	pthread_mutex_unlock(&evd->lock);
+	return 0;
+}
+
+/* Which stream an event type belongs to (the type's high byte). */
+static uint32_t event_stream(uint32_t type)
+{
+	switch (type >> 8) {
+	case 0x00: return RAPT_EVD_DTO;
+	case 0x01: return RAPT_EVD_CR;
+	case 0x02: return RAPT_EVD_CONNECTION;
+	case 0x04: return RAPT_EVD_ASYNC;
+	case 0x08: return RAPT_EVD_SOFTWARE;
+	}
+	return 0;
+}
+
+/* Debug builds only: a provider pushing onto the wrong EVD is a bug. */
+static int evd_push_check(struct rapt_core_evd *evd,
+			  const struct rapt_event *ev)
+{
+	if (!evd || !ev) {
+		rapt_err("rapt_prov_evd_push: NULL EVD or event");
+		return RAPT_EINVAL;
+	}
+	if (!(event_stream(ev->type) & evd->streams)) {
+		rapt_err("EVD %p (streams %#x) cannot carry event type %#x",
+			 (void *)evd->handle, evd->streams, ev->type);
+		return RAPT_EINVAL;
+	}
+	return 0;
+}
+
+RAPT_SDK int rapt_prov_evd_push(struct rapt_core_evd *evd,
+				const struct rapt_event *ev)
+{
+	int ret;
+
+	if (RAPT_DEBUG_BUILD) {
+		ret = evd_push_check(evd, ev);
+		if (ret)
+			return ret;
+	}
+	pthread_mutex_lock(&evd->lock);
+	return evd_push_locked(evd, ev);
+}
+
+RAPT_SDK struct rapt_evd *rapt_prov_evd_handle(struct rapt_core_evd *evd)
+{
+	return evd->handle;
+}
+
+uint32_t rapt__evd_streams(struct rapt_core_evd *evd)
+{
+	return evd->streams;
+}
+
+/* ------------------------------------------------------------------ */
+/* Create                                                              */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Every ordered pair of requested streams must be allowed by the
+ * provider's evd_merge table.  A single stream is always allowed, so a
+ * provider that leaves the table zeroed offers single-stream EVDs only.
+ */
+static int evd_check_merge(const struct rapt_core_ia *ia, uint32_t streams)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < RAPT_EVD_NSTREAMS; i++) {
+		if (!(streams & (1u << i)))
+			continue;
+		for (j = 0; j < RAPT_EVD_NSTREAMS; j++) {
+			if (j == i || !(streams & (1u << j)))
+				continue;
+			if (!(ia->attr.evd_merge[i] & (1u << j)))
+				return rapt__fail(RAPT_ENOTSUP,
+						  "rapt_evd_create: IA %s cannot put streams %s and %s on one EVD",
+						  ia->attr.name,
+						  stream_names[i],
+						  stream_names[j]);
+		}
+	}
+	return 0;
+}
+
+static int evd_check_args(const struct rapt_core_ia *ia, unsigned int qlen,
+			  unsigned int streams)
+{
+	uint32_t max = ia->attr.max_evd_qlen;
+
+	if (!qlen)
+		return rapt__fail(RAPT_EINVAL, "rapt_evd_create: qlen is 0");
+	if (!streams)
+		return rapt__fail(RAPT_EINVAL, "rapt_evd_create: no stream");
+	if (streams & ~RAPT_EVD_ALL_STREAMS)
+		return rapt__fail(RAPT_EINVAL,
+				  "rapt_evd_create: unknown stream bits %#x",
+				  streams & ~RAPT_EVD_ALL_STREAMS);
+	if (max && qlen > max)
+		return rapt__fail(RAPT_ERANGE,
+				  "rapt_evd_create: qlen %u exceeds max_evd_qlen %u of IA %s",
+				  qlen, max, ia->attr.name);
+	if (qlen > RAPT_EVD_QLEN_LIMIT)
+		return rapt__fail(RAPT_ERANGE,
+				  "rapt_evd_create: qlen %u exceeds rapt's limit %u",
+				  qlen, RAPT_EVD_QLEN_LIMIT);
+	return evd_check_merge(ia, streams);
+}
+
+static void evd_destroy(struct rapt_core_evd *evd)
+{
+	if (evd->efd >= 0)
+		close(evd->efd);
+	pthread_cond_destroy(&evd->gone);
+	pthread_mutex_destroy(&evd->lock);
+	free(evd->ring);
+	free(evd);
+}
+
+/* Return: the new EVD, or NULL when out of memory. */
+static struct rapt_core_evd *evd_alloc(const struct rapt_prov_ops *ops,
+				       uint32_t qlen, uint32_t streams)
+{
+	struct rapt_core_evd *evd = calloc(1, sizeof(*evd));
+
+	if (!evd)
+		return NULL;
+	evd->ring = calloc((size_t)qlen + 1, sizeof(*evd->ring));
+	if (!evd->ring) {
+		free(evd);
+		return NULL;
+	}
+	evd->ops = ops;
+	evd->qlen = qlen;
+	evd->streams = streams;
+	evd->efd = -1;
+	pthread_mutex_init(&evd->lock, NULL);
+	pthread_cond_init(&evd->gone, NULL);
+	return evd;
+}
+
+static int evd_set_async(struct rapt_core_ia *ia, struct rapt_core_evd *evd)
+{
+	if (rapt__ia_set_async_evd(ia, evd, NULL))
+		return rapt__fail(RAPT_EEXIST,
+				  "rapt_evd_create: IA %s already has an async EVD",
+				  ia->attr.name);
+	return 0;
+}
+
+/* The rest of rapt_evd_create(), with the EVD allocated. */
+static int evd_setup(struct rapt_core_ia *ia, struct rapt_core_evd *evd)
+{
+	int ret;
+
+	ret = rapt__obj_register(&evd->obj, RAPT_CLS_EVD, &ia->obj, ia);
+	if (ret)
+		return ret;
+	evd->handle = rapt__obj_handle(&evd->obj);
+	if (evd->streams & RAPT_EVD_ASYNC) {
+		ret = evd_set_async(ia, evd);
+		if (ret)
+			goto err_unregister;
+	}
+	ret = ia->ops->evd_create(ia->obj.prov, evd, evd->qlen, evd->streams,
+				  &evd->obj.prov);
+	if (ret) {
+		rapt__fail(ret, "provider could not create an EVD on IA %s: %s",
+			   ia->attr.name, rapt_strerror(ret));
+		goto err_async;
+	}
+	return 0;
+
+err_async:
+	if (evd->streams & RAPT_EVD_ASYNC)
+		rapt__ia_set_async_evd(ia, NULL, evd);
+err_unregister:
+	rapt__obj_unregister(&evd->obj);
+	return ret;
+}
+
+/**
+ * rapt_evd_create - create an event dispatcher
+ * @ia_handle: the IA
+ * @qlen: how many events it must hold, 1..max_evd_qlen
+ * @streams: RAPT_EVD_* bits
+ * @out: output handle
+ *
+ * See rapt.h.  Streams are checked pairwise against the IA's evd_merge.
+ *
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_EINVAL, RAPT_ERANGE,
+ * RAPT_ENOTSUP, RAPT_EEXIST, RAPT_ENOMEM, or the provider's status.
+ */
+RAPT_API int rapt_evd_create(struct rapt_ia *ia_handle, unsigned int qlen,
+			     unsigned int streams, struct rapt_evd **out)
+{
+	struct rapt_core_evd *evd;
+	struct rapt_core_ia *ia;
+	struct rapt_obj *o;
+	int ret;
+
+	if (!out)
+		return rapt__fail(RAPT_EINVAL, "rapt_evd_create: NULL output");
+	rapt__ctl_lock();
+	ret = rapt__obj_lookup(ia_handle, RAPT_CLS_IA, &o);
+	if (ret)
+		goto out;
+	ia = (struct rapt_core_ia *)o;
+	ret = evd_check_args(ia, qlen, streams);
+	if (ret)
+		goto out;
+	evd = evd_alloc(ia->ops, qlen, streams);
+	if (!evd) {
+		ret = rapt__fail(RAPT_ENOMEM,
+				 "out of memory creating an EVD of %u events",
+				 qlen);
+		goto out;
+	}
+	ret = evd_setup(ia, evd);
+	if (ret) {
+		evd_destroy(evd);
+		goto out;
+	}
+	*out = evd->handle;
+out:
+	rapt__ctl_unlock();
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Free                                                                */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Wake every blocked waiter with RAPT_ECANCELED and wait until they have
+ * all left, so neither the provider's evd_free nor free() races with them.
+ */
+static void evd_cancel_waiters(struct rapt_core_evd *evd)
+{
+	struct evd_waiter *w;
+
+	pthread_mutex_lock(&evd->lock);
+	evd->freeing = true;
+	while ((w = evd->wfirst)) {
+		w->state = EVD_W_CANCELED;
+		waiter_unlink(evd, w);
+		pthread_cond_signal(&w->cond);
+	}
+	while (evd->nwaiters)
+		pthread_cond_wait(&evd->gone, &evd->lock);
+	pthread_mutex_unlock(&evd->lock);
+}
+
+/*
+ * Stop the IA from routing async events here.  A pusher that found this
+ * EVD through the IA before we cleared it may hold it for the length of
+ * one push (rapt_prov_async_event() does): let it finish.  No EP or PSP
+ * can take a new hold meanwhile, since we hold the control lock.
+ */
+static void evd_detach_async(struct rapt_core_evd *evd)
+{
+	rapt__ia_set_async_evd(evd->obj.ia, NULL, evd);
+	while (rapt__obj_users(&evd->obj))
+		sched_yield();
+}
+
+static void evd_undo_free(struct rapt_core_evd *evd)
+{
+	pthread_mutex_lock(&evd->lock);
+	evd->freeing = false;
+	pthread_mutex_unlock(&evd->lock);
+	if (evd->streams & RAPT_EVD_ASYNC)
+		rapt__ia_set_async_evd(evd->obj.ia, evd, NULL);
+}
+
+/**
+ * rapt_evd_free - free an EVD
+ * @handle: the EVD
+ *
+ * Threads blocked in rapt_evd_wait() on it return RAPT_ECANCELED; this
+ * returns only after they have left.  If the provider fails to free its
+ * side, the EVD stays usable (its waiters were still cancelled).
+ *
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_EBUSY (an EP or PSP
+ * uses it), or the provider's status.
+ */
+RAPT_API int rapt_evd_free(struct rapt_evd *handle)
+{
+	struct rapt_core_evd *evd;
+	struct rapt_obj *o;
+	unsigned int users;
+	int ret;
+
+	rapt__ctl_lock();
+	ret = rapt__obj_lookup(handle, RAPT_CLS_EVD, &o);
+	if (ret)
+		goto out;
+	evd = to_evd(o);
+	users = rapt__obj_users(o);
+	if (users) {
+		ret = rapt__fail(RAPT_EBUSY,
+				 "EVD is still used by %u EPs or PSPs", users);
+		goto out;
+	}
+	if (evd->streams & RAPT_EVD_ASYNC)
+		evd_detach_async(evd);
+	evd_cancel_waiters(evd);
+	ret = evd->ops->evd_free(o->prov);
+	if (ret) {
+		rapt__fail(ret, "provider could not free an EVD: %s",
+			   rapt_strerror(ret));
+		evd_undo_free(evd);
+		goto out;
+	}
+	rapt__obj_unregister(o);
+	evd_destroy(evd);
+out:
+	rapt__ctl_unlock();
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Dequeue and wait                                                    */
+/* ------------------------------------------------------------------ */
+
+/**
+ * rapt_evd_dequeue - take one event without blocking
+ * @handle: the EVD
+ * @event: output
+ *
+ * Return: 0, RAPT_EAGAIN (empty), RAPT_EBADHANDLE, RAPT_EHANDLETYPE.
+ */
+RAPT_API int rapt_evd_dequeue(struct rapt_evd *handle,
+			      struct rapt_event *event)
+{
+	struct rapt_core_evd *evd;
+	int ret;
+
+	ret = evd_resolve(handle, &evd);
+	if (rapt_unlikely(ret))
+		return ret;
+	if (RAPT_DEBUG_BUILD && !event)
+		return rapt__fail(RAPT_EINVAL, "rapt_evd_dequeue: NULL event");
+	evd_progress(evd);
+	pthread_mutex_lock(&evd->lock);
+	if (evd->count) {
+		ring_take(evd, event);
+		ret = 0;
+	} else {
+		ret = RAPT_EAGAIN;
+	}
+	pthread_mutex_unlock(&evd->lock);
+	return ret;
+}
+
+/**
+ * rapt_evd_dequeue_batch - take up to @max events without blocking
+ * @handle: the EVD
+ * @events: output array
+ * @max: its length
+ *
+ * Return: the number taken (0 when empty), RAPT_EBADHANDLE,
+ * RAPT_EHANDLETYPE.
+ */
+RAPT_API int rapt_evd_dequeue_batch(struct rapt_evd *handle,
+				    struct rapt_event *events,
+				    unsigned int max)
+{
+	struct rapt_core_evd *evd;
+	uint32_t i, n;
+	int ret;
+
+	ret = evd_resolve(handle, &evd);
+	if (rapt_unlikely(ret))
+		return ret;
+	if (RAPT_DEBUG_BUILD && !events && max)
+		return rapt__fail(RAPT_EINVAL,
+				  "rapt_evd_dequeue_batch: NULL events");
+	/* The count is returned as an int. */
+	if (max > INT32_MAX)
+		max = INT32_MAX;
+	evd_progress(evd);
+	pthread_mutex_lock(&evd->lock);
+	n = RAPT_MIN(max, evd->count);
+	for (i = 0; i < n; i++)
+		ring_take(evd, &events[i]);
+	pthread_mutex_unlock(&evd->lock);
+	return (int)n;
+}
+
+static void deadline_after(struct timespec *ts, int64_t timeout_us)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += timeout_us / 1000000;
+	ts->tv_nsec += (timeout_us % 1000000) * 1000;
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
+}
+
+static void waiter_init(struct evd_waiter *w, uint32_t threshold,
+			struct rapt_event *event)
+{
+	pthread_condattr_t attr;
+
+	memset(w, 0, sizeof(*w));
+	w->threshold = threshold;
+	w->event = event;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->cond, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
+static void waiter_enqueue(struct rapt_core_evd *evd, struct evd_waiter *w)
+{
+	w->prev = evd->wlast;
+	if (evd->wlast)
+		evd->wlast->next = w;
+	else
+		evd->wfirst = w;
+	evd->wlast = w;
+	evd->nwaiters++;
+}
+
+/*
+ * Sleep until @w is granted an event, cancelled, or @deadline (NULL: no
+ * deadline) passes.  Called and returns with evd->lock held.  A wakeup
+ * that brings none of these gives a caller-driven provider a turn.
+ */
+static int waiter_sleep(struct rapt_core_evd *evd, struct evd_waiter *w,
+			const struct timespec *deadline)
+{
+	int rc;
+
+	while (w->state == EVD_W_WAITING) {
+		if (deadline)
+			rc = pthread_cond_timedwait(&w->cond, &evd->lock,
+						    deadline);
+		else
+			rc = pthread_cond_wait(&w->cond, &evd->lock);
+		if (w->state != EVD_W_WAITING)
+			break;
+		if (rc == ETIMEDOUT)
+			return RAPT_ETIMEDOUT;
+		pthread_mutex_unlock(&evd->lock);
+		evd_progress(evd);
+		pthread_mutex_lock(&evd->lock);
+	}
+	return w->state == EVD_W_GRANTED ? 0 : RAPT_ECANCELED;
+}
+
+/* Block for an event; called and returns with evd->lock held. */
+static int evd_block(struct rapt_core_evd *evd, int64_t timeout_us,
+		     uint32_t threshold, struct rapt_event *event,
+		     uint32_t *nmore)
+{
+	struct timespec deadline;
+	struct evd_waiter w;
+	int ret;
+
+	if (timeout_us != RAPT_TIMEOUT_INFINITE)
+		deadline_after(&deadline, timeout_us);
+	waiter_init(&w, threshold, event);
+	waiter_enqueue(evd, &w);
+	ret = waiter_sleep(evd, &w,
+			   timeout_us == RAPT_TIMEOUT_INFINITE ? NULL
+							       : &deadline);
+	if (w.state == EVD_W_WAITING)
+		waiter_unlink(evd, &w);
+	if (--evd->nwaiters == 0 && evd->freeing)
+		pthread_cond_signal(&evd->gone);
+	pthread_cond_destroy(&w.cond);
+	if (!ret)
+		*nmore = w.nmore;
+	return ret;
+}
+
+static int evd_wait_check(struct rapt_core_evd *evd, int64_t timeout_us,
+			  unsigned int threshold, struct rapt_event *event)
+{
+	if (!event)
+		return rapt__fail(RAPT_EINVAL, "rapt_evd_wait: NULL event");
+	if (timeout_us < 0 && timeout_us != RAPT_TIMEOUT_INFINITE)
+		return rapt__fail(RAPT_EINVAL,
+				  "rapt_evd_wait: negative timeout %lld",
+				  (long long)timeout_us);
+	if (!threshold || threshold > evd->qlen)
+		return rapt__fail(RAPT_ERANGE,
+				  "rapt_evd_wait: threshold %u is not in 1..%u (qlen)",
+				  threshold, evd->qlen);
+	return 0;
+}
+
+/**
+ * rapt_evd_wait - wait for events
+ * @handle: the EVD
+ * @timeout_us: microseconds, 0 to check once, RAPT_TIMEOUT_INFINITE
+ * @threshold: return once this many events are queued (1..qlen)
+ * @event: output, the oldest event
+ * @nmore: output, events still queued after it when it was taken (may be
+ *         NULL)
+ *
+ * Waiters are served in arrival order among those whose threshold is met;
+ * see docs/evd-semantics.md.
+ *
+ * Return: 0, RAPT_ETIMEDOUT (nothing dequeued), RAPT_ERANGE, RAPT_EINVAL,
+ * RAPT_ECANCELED (the EVD is being freed), RAPT_EBADHANDLE,
+ * RAPT_EHANDLETYPE.
+ */
+RAPT_API int rapt_evd_wait(struct rapt_evd *handle, int64_t timeout_us,
+			   unsigned int threshold, struct rapt_event *event,
+			   unsigned int *nmore)
+{
+	struct rapt_core_evd *evd;
+	uint32_t more = 0;
+	int ret;
+
+	ret = evd_resolve(handle, &evd);
+	if (ret)
+		return ret;
+	ret = evd_wait_check(evd, timeout_us, threshold, event);
+	if (ret)
+		return ret;
+	evd_progress(evd);
+	pthread_mutex_lock(&evd->lock);
+	if (rapt_unlikely(evd->freeing)) {
+		ret = RAPT_ECANCELED;
+	} else if (evd->count >= threshold) {
+		ring_take(evd, event);
+		more = evd->count;
+	} else if (!timeout_us) {
+		ret = RAPT_ETIMEDOUT;
+	} else {
+		ret = evd_block(evd, timeout_us, threshold, event, &more);
+	}
+	pthread_mutex_unlock(&evd->lock);
+	if (!ret && nmore)
+		*nmore = more;
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* File descriptor                                                     */
+/* ------------------------------------------------------------------ */
+
+/* Create the eventfd on first use; called with evd->lock held. */
+static int evd_make_fd(struct rapt_core_evd *evd)
+{
+	if (evd->efd >= 0)
+		return 0;
+	evd->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (evd->efd < 0)
+		return rapt__fail(errno == ENOMEM ? RAPT_ENOMEM : RAPT_EIO,
+				  "EVD: eventfd() failed: %s", strerror(errno));
+	return 0;
+}
+
+static int evd_fd_check(struct rapt_core_evd *evd, const char *fn)
+{
+	if (!(evd->obj.ia->attr.caps & RAPT_CAP_EVD_FD))
+		return rapt__fail(RAPT_ENOTSUP,
+				  "%s: IA %s does not offer RAPT_CAP_EVD_FD",
+				  fn, evd->obj.ia->attr.name);
+	return 0;
+}
+
+/**
+ * rapt_evd_get_fd - the EVD's eventfd, created on first use
+ * @handle: the EVD
+ * @fd: output; owned by rapt, closed by rapt_evd_free()
+ *
+ * Return: 0, RAPT_ENOTSUP (no RAPT_CAP_EVD_FD), RAPT_EINVAL,
+ * RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_ENOMEM, RAPT_EIO.
+ */
+RAPT_API int rapt_evd_get_fd(struct rapt_evd *handle, int *fd)
+{
+	struct rapt_core_evd *evd;
+	struct rapt_obj *o;
+	int ret;
+
+	ret = rapt__obj_lookup(handle, RAPT_CLS_EVD, &o);
+	if (ret)
+		return ret;
+	evd = to_evd(o);
+	if (!fd)
+		return rapt__fail(RAPT_EINVAL, "rapt_evd_get_fd: NULL output");
+	ret = evd_fd_check(evd, "rapt_evd_get_fd");
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&evd->lock);
+	ret = evd_make_fd(evd);
+	if (!ret)
+		*fd = evd->efd;
+	pthread_mutex_unlock(&evd->lock);
+	return ret;
+}
+
+/* Consume a pending wakeup; called with evd->lock held. */
+static void evd_drain_fd(struct rapt_core_evd *evd)
+{
+	uint64_t v;
+
+	/* EAGAIN (nothing pending) is the usual outcome. */
+	if (read(evd->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		rapt_err("EVD %p: eventfd read failed: %m",
+			 (void *)evd->handle);
+}
+
+/**
+ * rapt_evd_arm - request a wakeup on the EVD's fd for the next event
+ * @handle: the EVD
+ *
+ * Drains the fd, then arms it unless events are already queued.  The next
+ * push writes the fd and disarms it.
+ *
+ * Return: 0 (armed), RAPT_EAGAIN (events queued), RAPT_ENOTSUP,
+ * RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_ENOMEM, RAPT_EIO.
+ */
+RAPT_API int rapt_evd_arm(struct rapt_evd *handle)
+{
+	struct rapt_core_evd *evd;
+	int ret;
+
+	ret = evd_resolve(handle, &evd);
+	if (ret)
+		return ret;
+	ret = evd_fd_check(evd, "rapt_evd_arm");
+	if (ret)
+		return ret;
+	evd_progress(evd);
+	pthread_mutex_lock(&evd->lock);
+	ret = evd_make_fd(evd);
+	if (ret)
+		goto out;
+	evd_drain_fd(evd);
+	if (evd->count) {
+		evd->armed = false;
+		ret = RAPT_EAGAIN;
+	} else {
+		evd->armed = true;
+	}
+out:
+	pthread_mutex_unlock(&evd->lock);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Software events and query                                           */
+/* ------------------------------------------------------------------ */
+
+/**
+ * rapt_evd_post_software - queue a software event
+ * @handle: an EVD with RAPT_EVD_SOFTWARE
+ * @pointer: carried in the event's u.sw.pointer
+ *
+ * Unlike a provider push, a post on a full EVD loses nothing: the caller
+ * is told and nothing is counted.
+ *
+ * Return: 0, RAPT_EOVERFLOW (full; nothing queued), RAPT_EINVAL (no
+ * software stream), RAPT_EBADHANDLE, RAPT_EHANDLETYPE.
+ */
+RAPT_API int rapt_evd_post_software(struct rapt_evd *handle, void *pointer)
+{
+	struct rapt_event ev = { .type = RAPT_EV_SOFTWARE };
+	struct rapt_core_evd *evd;
+	int ret;
+
+	ret = evd_resolve(handle, &evd);
+	if (ret)
+		return ret;
+	if (!(evd->streams & RAPT_EVD_SOFTWARE))
+		return rapt__fail(RAPT_EINVAL,
+				  "rapt_evd_post_software: the EVD has no RAPT_EVD_SOFTWARE stream");
+	ev.u.sw.pointer = pointer;
+	pthread_mutex_lock(&evd->lock);
+	if (ring_full(evd)) {
+		pthread_mutex_unlock(&evd->lock);
+		return rapt__fail(RAPT_EOVERFLOW,
+				  "rapt_evd_post_software: the EVD is full (%u events)",
+				  evd->qlen);
+	}
+	return evd_push_locked(evd, &ev);
+}
+
+/**
+ * rapt_evd_query - read an EVD's state
+ * @handle: the EVD
+ * @info: output
+ * @info_size: sizeof(*info) as the caller knows it; at most that many
+ *             bytes are written
+ *
+ * Return: 0, RAPT_EINVAL, RAPT_EBADHANDLE, RAPT_EHANDLETYPE.
+ */
+RAPT_API int rapt_evd_query(struct rapt_evd *handle,
+			    struct rapt_evd_info *info, size_t info_size)
+{
+	struct rapt_evd_info i = { 0 };
+	struct rapt_core_evd *evd;
+	struct rapt_obj *o;
+	int ret;
+
+	ret = rapt__obj_lookup(handle, RAPT_CLS_EVD, &o);
+	if (ret)
+		return ret;
+	if (!info || !info_size)
+		return rapt__fail(RAPT_EINVAL, "rapt_evd_query: no output");
+	evd = to_evd(o);
+	i.qlen = evd->qlen;
+	i.streams = evd->streams;
+	pthread_mutex_lock(&evd->lock);
+	i.count = evd->count;
+	i.waiters = evd->nwaiters;
+	i.overflows = evd->overflows;
+	pthread_mutex_unlock(&evd->lock);
+	memcpy(info, &i, RAPT_MIN(info_size, sizeof(i)));
+	return 0;
+}
