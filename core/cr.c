@@ -44,8 +44,45 @@ static struct rapt_core_cr *cr_alloc(struct rapt_core_psp *psp, void *pcr,
 	return cr;
 }
 
+/*
+ * A cancelled CR stays valid until the consumer decides it (and learns
+ * RAPT_ENOTCONN); the IA keeps it on its orphan list so that an IA close
+ * frees those the consumer never touches.
+ */
+static void orphan_link(struct rapt_core_cr *cr)
+{
+	struct rapt_core_ia *ia = cr->obj.ia;
+
+	pthread_mutex_lock(&ia->lock);
+	cr->orphan = true;
+	cr->orphan_prev = NULL;
+	cr->orphan_next = ia->orphans;
+	if (ia->orphans)
+		ia->orphans->orphan_prev = cr;
+	ia->orphans = cr;
+	pthread_mutex_unlock(&ia->lock);
+}
+
+static void orphan_unlink(struct rapt_core_cr *cr)
+{
+	struct rapt_core_ia *ia = cr->obj.ia;
+
+	pthread_mutex_lock(&ia->lock);
+	if (cr->orphan) {
+		if (cr->orphan_prev)
+			cr->orphan_prev->orphan_next = cr->orphan_next;
+		else
+			ia->orphans = cr->orphan_next;
+		if (cr->orphan_next)
+			cr->orphan_next->orphan_prev = cr->orphan_prev;
+		cr->orphan = false;
+	}
+	pthread_mutex_unlock(&ia->lock);
+}
+
 static void cr_destroy(struct rapt_core_cr *cr)
 {
+	orphan_unlink(cr);
 	rapt__obj_unregister(&cr->obj);
 	pthread_mutex_destroy(&cr->lock);
 	free(cr);
@@ -88,15 +125,18 @@ RAPT_SDK int rapt_prov_cr_arrive(struct rapt_core_psp *psp, void *pcr,
 		return RAPT_EBUSY;
 	}
 	cr = cr_alloc(psp, pcr, req, &v);
-	ret = cr ? cr_deliver(psp, cr) : RAPT_ENOMEM;
+	if (!cr) {
+		rapt_err("out of memory for a connection request");
+		ret = RAPT_ENOMEM;
+	} else {
+		/* The CR EVD overflowed (reported there): refuse the
+		 * request rather than lose it. */
+		ret = cr_deliver(psp, cr) ? RAPT_EBUSY : 0;
+	}
 	if (ret) {
-		if (!cr)
-			rapt_err("out of memory for a connection request");
-		/* The CR EVD overflowed (reported there) or no memory:
-		 * refuse the request rather than lose it. */
 		rapt__psp_release(psp, 0);
-		cr_verdict(verdict, RAPT_REJECT_RESOURCES, RAPT_PDATA_BUSY);
-		return RAPT_EBUSY;
+		cr_verdict(verdict, RAPT_REJECT_RESOURCES, RAPT_PDATA_RESOURCES);
+		return ret;
 	}
 	*out = cr;
 	return 0;
@@ -117,11 +157,31 @@ static void cr_uncount(struct rapt_core_cr *cr, int outcome)
 
 RAPT_SDK void rapt_prov_cr_cancel(struct rapt_core_cr *cr)
 {
+	bool orphan = false;
+
 	pthread_mutex_lock(&cr->lock);
 	cr->cancelled = true;
-	if (!cr->deciding)
+	if (!cr->deciding) {
 		cr_uncount(cr, 0);
+		orphan = true;
+	}
 	pthread_mutex_unlock(&cr->lock);
+	if (orphan)
+		orphan_link(cr);
+}
+
+void rapt__cr_reap_orphans(struct rapt_core_ia *ia)
+{
+	struct rapt_core_cr *cr;
+
+	for (;;) {
+		pthread_mutex_lock(&ia->lock);
+		cr = ia->orphans;
+		pthread_mutex_unlock(&ia->lock);
+		if (!cr)
+			return;
+		cr_destroy(cr);
+	}
 }
 
 RAPT_API int rapt_cr_query(struct rapt_cr *handle, struct rapt_cr_info *info,

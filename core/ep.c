@@ -11,12 +11,13 @@
 #define EP_DEFAULT_SGE 4
 #define EP_DEFAULT_READS 8
 
-/* Apply a default of @def to a zero @v, capped at the IA's @max. */
+/* Apply a default of @def to a zero @v, capped at the IA's @max (which
+ * may be 0: an IA without RDMA reads gets read depths of 0). */
 static uint32_t dflt(uint32_t v, uint32_t def, uint32_t max)
 {
 	if (v)
 		return v;
-	return max && def > max ? max : def;
+	return def > max ? max : def;
 }
 
 static int over(const char *what, uint32_t v, uint32_t max)

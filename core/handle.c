@@ -209,7 +209,7 @@ RAPT_API int rapt_context_set(void *handle, void *context)
 
 	if (ret)
 		return ret;
-	o->context = context;
+	__atomic_store_n(&o->context, context, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -220,7 +220,9 @@ RAPT_API int rapt_context_get(void *handle, void **context)
 
 	if (ret)
 		return ret;
-	*context = o->context;
+	if (!context)
+		return rapt__fail(RAPT_EINVAL, "rapt_context_get: NULL output");
+	*context = __atomic_load_n(&o->context, __ATOMIC_ACQUIRE);
 	return 0;
 }
 
@@ -231,6 +233,8 @@ RAPT_API int rapt_handle_type(void *handle, enum rapt_handle_type *type)
 
 	if (ret)
 		return ret;
+	if (!type)
+		return rapt__fail(RAPT_EINVAL, "rapt_handle_type: NULL output");
 	*type = (enum rapt_handle_type)o->cls;
 	return 0;
 }

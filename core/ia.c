@@ -96,6 +96,7 @@ RAPT_API int rapt_ia_close(struct rapt_ia *handle)
 				 ia->attr.name, rapt__obj_users(o));
 		goto out;
 	}
+	rapt__cr_reap_orphans(ia);
 	ret = ia->ops->ia_close(o->prov);
 	if (ret) {
 		rapt__fail(ret, "provider could not close IA %s: %s",
@@ -153,17 +154,15 @@ RAPT_SDK void rapt_prov_async_event(struct rapt_core_ia *ia, uint32_t type,
 
 	ev.u.async.handle = handle ? handle : rapt__obj_handle(&ia->obj);
 	ev.u.async.prov_status = prov_status;
-	/* Hold the EVD rather than the IA lock while pushing: the push may
-	 * itself report an overflow through this IA. */
+	/* Lock order is IA, then EVD; the async EVD's own overflow report
+	 * never takes the IA lock, so pushing under it is safe, and an EVD
+	 * free never sees a transient user. */
 	pthread_mutex_lock(&ia->lock);
 	evd = ia->async_evd;
 	if (evd)
-		rapt__obj_hold((struct rapt_obj *)evd);
-	pthread_mutex_unlock(&ia->lock);
-	if (evd) {
 		rapt_prov_evd_push(evd, &ev);
-		rapt__obj_put((struct rapt_obj *)evd);
-	} else {
+	pthread_mutex_unlock(&ia->lock);
+	if (!evd) {
 		rapt_err("IA %s: async event %#x (status %d) and no async EVD",
 			 ia->attr.name, type, prov_status);
 	}

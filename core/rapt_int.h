@@ -158,8 +158,9 @@ struct rapt_core_ia {
 	struct rapt_prov *prov;
 	const struct rapt_prov_ops *ops;
 	struct rapt_ia_attr attr;	/* raw, as the provider reported */
-	pthread_mutex_t lock;		/* guards async_evd */
+	pthread_mutex_t lock;		/* guards async_evd and orphans */
 	struct rapt_core_evd *async_evd;
+	struct rapt_core_cr *orphans;	/* cancelled CRs nobody decided */
 };
 
 static inline const struct rapt_prov_ops *rapt__ops(struct rapt_obj *o)
@@ -237,6 +238,9 @@ struct rapt_core_psp {
 	struct rapt_psp_info info;
 };
 
+/* Free the cancelled CRs the consumer never decided (at IA close). */
+void rapt__cr_reap_orphans(struct rapt_core_ia *ia);
+
 int rapt__psp_admit(struct rapt_core_psp *psp);
 void rapt__psp_release(struct rapt_core_psp *psp, int outcome);
 
@@ -248,6 +252,9 @@ struct rapt_core_cr {
 	bool cancelled;			/* the requester went away */
 	bool deciding;			/* accept/reject under way */
 	bool counted;			/* holds a backlog slot */
+	struct rapt_core_cr *orphan_next;	/* on ia->orphans */
+	struct rapt_core_cr *orphan_prev;
+	bool orphan;
 	struct rapt_cr_info info;
 	uint8_t pdata[RAPT_PDATA_MAX];
 };

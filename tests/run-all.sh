@@ -13,6 +13,16 @@ tests/ci/deps.sh
 [ -x configure ] || ./autogen.sh >/dev/null
 
 summary=()
+tpass=0; tfail=0; tskip=0
+# Add up the automake test counts of a build folder's last make check.
+count() {
+	local log=$1/test-suite.log n
+	[ -f "$log" ] || return 0
+	n=$(sed -n 's/^# PASS: *//p' "$log"); tpass=$((tpass + ${n:-0}))
+	n=$(sed -n 's/^# FAIL: *//p' "$log"); tfail=$((tfail + ${n:-0}))
+	n=$(sed -n 's/^# ERROR: *//p' "$log"); tfail=$((tfail + ${n:-0}))
+	n=$(sed -n 's/^# SKIP: *//p' "$log"); tskip=$((tskip + ${n:-0}))
+}
 run() {
 	local name=$1; shift
 	echo "=== $name"
@@ -26,7 +36,18 @@ check_in() {
 	local dir=$1; shift
 	local b
 	b=$(tests/ci/build.sh "$dir" "$@") || return 1
-	make -C "$b" -j"$(nproc)" check || { cat "$b"/tests/*.log "$b"/*.log 2>/dev/null | tail -100; return 1; }
+	rm -f "$b/test-suite.log"
+	if make -C "$b" -j"$(nproc)" check; then
+		count "$b"
+		return 0
+	fi
+	count "$b"
+	# show the logs of what failed
+	grep -l -E '^(FAIL|ERROR)' $(find "$b" -name '*.trs') 2>/dev/null |
+		while read -r t; do
+			echo "--- ${t%.trs}.log"; tail -60 "${t%.trs}.log"
+		done
+	return 1
 }
 
 run "check (release, -Werror)" check_in build-ci --enable-werror
@@ -38,7 +59,8 @@ run "distcheck" make -C "$(tests/ci/build.sh build-ci --enable-werror)" distchec
 
 echo
 printf '%s\n' "${summary[@]}"
-pass=$(printf '%s\n' "${summary[@]}" | grep -c '^PASS' || true)
 fail=$(printf '%s\n' "${summary[@]}" | grep -c '^FAIL' || true)
-echo "$pass passed, $fail failed"
+# A failed stage that ran no automake test (a build error) still counts.
+[ "$fail" -gt 0 ] && [ "$tfail" -eq 0 ] && tfail=$fail
+echo "tests: $tpass passed, $tfail failed, $tskip skipped"
 [ "$fail" -eq 0 ]

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <CUnit/Basic.h>
 #include <rapt/provider.h>
@@ -773,6 +774,40 @@ static void test_cr_rules(void)
 	fix_close(&f);
 }
 
+/* A CR whose requester went away, never decided, is freed with its IA. */
+static void test_cr_orphan(void)
+{
+	struct rapt_cr_info ci;
+	struct rapt_psp_info pi;
+	struct rapt_psp *psp;
+	struct rapt_ep *a;
+	struct rapt_cr *cr;
+	struct fix f;
+	int i;
+
+	if (fix_open(&f, "test:loop")) {
+		CU_FAIL("cannot open test:loop");
+		return;
+	}
+	psp = listen_on(&f, 4007, 4);
+	a = ep_new(&f, f.evd);
+	cr = request(&f, a, 4007, NULL, 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cr);
+	CU_ASSERT_EQUAL(rapt_ep_free(a), 0);	/* the requester leaves */
+	for (i = 0; i < 500; i++) {
+		CU_ASSERT_EQUAL(rapt_psp_query(psp, &pi, sizeof(pi)), 0);
+		if (!pi.pending_crs)
+			break;
+		usleep(10000);
+	}
+	CU_ASSERT_EQUAL(pi.pending_crs, 0);
+	/* still a valid handle until decided or the IA closes */
+	CU_ASSERT_EQUAL(rapt_cr_query(cr, &ci, sizeof(ci)), 0);
+	CU_ASSERT_EQUAL(rapt_psp_free(psp), 0);
+	fix_close(&f);
+	CU_ASSERT_EQUAL(rapt_cr_query(cr, &ci, sizeof(ci)), RAPT_EBADHANDLE);
+}
+
 /* The IA's EVD stream-merge rule is enforced for every provider. */
 static void test_evd_merge(void)
 {
@@ -812,6 +847,7 @@ static const struct {
 	{ "PSP argument rules", test_psp_rules },
 	{ "backlog full gives BUSY", test_backlog_busy },
 	{ "CR accept rules", test_cr_rules },
+	{ "undecided cancelled CR freed with its IA", test_cr_orphan },
 	{ "EVD stream merging", test_evd_merge },
 };
 

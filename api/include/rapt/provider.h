@@ -107,7 +107,9 @@ struct rapt_prov_ops {
 			  void **plmr);
 	int (*lmr_free)(void *plmr);
 
-	/* EVD (stub: succeeds with a NULL provider object).  evd_progress
+	/* EVD (stub: succeeds with a NULL provider object; but a provider
+	 * that pushes events needs evd_create to learn the core EVD).
+	 * evd_progress
 	 * is an optional fast path the core calls from dequeue and wait
 	 * before it looks at the ring: the provider may poll its transport
 	 * and push events.  Events must reach the ring without it too. */
@@ -152,6 +154,8 @@ struct rapt_prov_ops {
 	int (*psp_create)(void *pia, struct rapt_core_psp *cpsp,
 			  uint64_t service_id, const struct rapt_psp_attr *attr,
 			  void *cr_pevd, uint64_t *bound_id, void **ppsp);
+	/* After psp_free returns the provider must not touch @cpsp again;
+	 * connections already accepted live on. */
 	int (*psp_free)(void *ppsp);
 
 	/* CR: @pcr is what the provider passed to rapt_prov_cr_arrive().
@@ -399,10 +403,14 @@ struct rapt_prov_verdict {
  * @ccr: output, the core's CR (on success)
  * @verdict: output, when the core refuses
  *
- * On success a CR_ARRIVAL event is queued.  When the backlog is full, or the
- * requester speaks a rapt header version this core does not know, the core
- * refuses: it returns RAPT_EBUSY or RAPT_EVERSION, fills @verdict and counts
- * the reject; the provider sends that reject itself and frees @pcr.
+ * On success a CR_ARRIVAL event is queued.  Otherwise the core refuses
+ * the request, fills @verdict, and the provider sends that reject itself
+ * and frees @pcr: RAPT_EBUSY when the backlog is full (BUSY marker,
+ * counted in busy_rejects) or the CR EVD is full (RESOURCES marker; the
+ * EVD reports its overflow), RAPT_EVERSION when the requester speaks a
+ * rapt header version this core does not know (VERSION marker),
+ * RAPT_ENOMEM (RESOURCES marker).  Call rapt_prov_psp_hs_end() for the
+ * request before this.
  *
  * Return: 0, RAPT_EBUSY, RAPT_EVERSION, RAPT_ENOMEM.
  */

@@ -627,7 +627,9 @@ RAPT_API int rapt_evd_dequeue_batch(struct rapt_evd *evd,
  *
  * Return: 0, RAPT_ETIMEDOUT (the timeout passed with fewer than @threshold
  * events; none is dequeued), RAPT_ERANGE (threshold 0 or above qlen),
- * RAPT_ECANCELED (the EVD was freed), RAPT_EINTR.
+ * RAPT_EINVAL (negative timeout other than RAPT_TIMEOUT_INFINITE),
+ * RAPT_ECANCELED (the EVD was freed while waiting: the one call that may
+ * race with a free of its object, by design).
  */
 RAPT_API int rapt_evd_wait(struct rapt_evd *evd, int64_t timeout_us,
 			   unsigned int threshold, struct rapt_event *event,
@@ -781,11 +783,13 @@ RAPT_API int rapt_ep_free(struct rapt_ep *ep);
  * @timeout_us: connect timeout, or RAPT_TIMEOUT_INFINITE
  *
  * The connect EVD then gets exactly one of ESTABLISHED, PEER_REJECTED,
- * NON_PEER_REJECTED, UNREACHABLE or TIMED_OUT.  If this call fails, no event
- * is queued.
+ * NON_PEER_REJECTED, UNREACHABLE or TIMED_OUT, unless the consumer
+ * cancels the connect with rapt_ep_disconnect(), which gives DISCONNECTED.
+ * If this call fails, no event is queued.
  *
  * Return: 0, RAPT_ESTATE, RAPT_ELENGTH (private data too long), RAPT_ERANGE
- * (service id out of range), RAPT_EINVAL.
+ * (service id out of range), RAPT_EINVAL (NULL address, negative timeout
+ * other than RAPT_TIMEOUT_INFINITE).
  */
 RAPT_API int rapt_ep_connect(struct rapt_ep *ep, const struct sockaddr *remote,
 			     uint64_t service_id, const void *pdata,
@@ -914,8 +918,9 @@ RAPT_API int rapt_ep_post_recv(struct rapt_ep *ep, const struct rapt_sge *sgl,
  * @flags: RAPT_POST_* flags
  *
  * Return: 0, RAPT_ESTATE (not connected), RAPT_ENOSPC (send queue full),
- * RAPT_EINVAL, RAPT_ELENGTH (inline data too long), RAPT_ENOTSUP (a flag
- * the provider does not offer).
+ * RAPT_EINVAL (too many SGEs, NULL list), RAPT_ELENGTH (inline data too
+ * long), RAPT_ENOTSUP (a flag the provider does not offer, or an unknown
+ * flag).
  */
 RAPT_API int rapt_ep_post_send(struct rapt_ep *ep, const struct rapt_sge *sgl,
 			       unsigned int nsge, uint64_t cookie,
@@ -1114,7 +1119,9 @@ RAPT_API int rapt_cr_query(struct rapt_cr *cr, struct rapt_cr_info *info,
  * The EP moves to RAPT_EP_PASSIVE_PENDING; its connect EVD then gets
  * ESTABLISHED (the EP may send at once) or ACCEPT_ERROR.
  *
- * Return: 0, RAPT_ESTATE (EP not unconnected), RAPT_ELENGTH, RAPT_EINVAL.
+ * Return: 0, RAPT_ESTATE (EP not unconnected, or another thread is deciding
+ * this CR), RAPT_ELENGTH, RAPT_EINVAL (EP of another IA), RAPT_EBADHANDLE,
+ * RAPT_ENOTCONN (the requester went away; the CR is freed).
  */
 RAPT_API int rapt_cr_accept(struct rapt_cr *cr, struct rapt_ep *ep,
 			    const void *pdata, size_t pdata_len);
@@ -1125,9 +1132,13 @@ RAPT_API int rapt_cr_accept(struct rapt_cr *cr, struct rapt_ep *ep,
  * @pdata: private data for the requester, or NULL
  * @pdata_len: its length, at most rapt_ia_attr.pdata_reject
  *
- * The requester sees PEER_REJECTED with exactly this private data.
+ * The requester sees PEER_REJECTED with exactly this private data.  A
+ * foreign requester (RAPT_CRI_FOREIGN_PEER) gets the bytes raw.
  *
- * Return: 0, RAPT_ELENGTH, RAPT_EBADHANDLE.
+ * Return: 0, RAPT_ELENGTH, RAPT_EBADHANDLE, RAPT_ESTATE (another thread is
+ * deciding this CR), RAPT_ENOTCONN (the requester went away; the CR is
+ * freed).  A CR whose requester went away and that nobody decides is
+ * freed when its IA is closed.
  */
 RAPT_API int rapt_cr_reject(struct rapt_cr *cr, const void *pdata,
 			    size_t pdata_len);
