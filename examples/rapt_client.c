@@ -106,8 +106,15 @@ int main(int argc, char **argv)
 		CHECK(rapt_ep_post_read(ep, &s, 1, 4, dr.raddr, dr.rkey, 0));
 		demo_expect(evd, RAPT_EV_DTO, &ev);
 		if (ev.u.dto.op != RAPT_OP_RDMA_READ || ev.u.dto.status ||
-		    memcmp(back, buf, DEMO_MSG_SIZE))
-			return fprintf(stderr, "client: read-back mismatch\n"), 1;
+		    memcmp(back, buf, DEMO_MSG_SIZE)) {
+			for (i = 0; i < DEMO_MSG_SIZE && back[i] == buf[i]; i++)
+				;
+			fprintf(stderr, "client: read-back mismatch: op %u "
+				"status %u len %llu, first difference at %d\n",
+				ev.u.dto.op, ev.u.dto.status,
+				(unsigned long long)ev.u.dto.length, i);
+			return 1;
+		}
 		printf("client: RDMA write + read of %d bytes verified\n",
 		       DEMO_MSG_SIZE);
 

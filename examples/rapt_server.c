@@ -49,7 +49,8 @@ int main(int argc, char **argv)
 	CHECK(rapt_lmr_create(pz, msg, sizeof(msg), RAPT_MEM_LOCAL_WRITE,
 			      &mlmr, &mi));
 	CHECK(rapt_lmr_create(pz, region, sizeof(region),
-			      RAPT_MEM_LOCAL_WRITE | RAPT_MEM_REMOTE_WRITE,
+			      RAPT_MEM_LOCAL_WRITE | RAPT_MEM_REMOTE_WRITE |
+			      RAPT_MEM_REMOTE_READ,
 			      &rlmr, &ri));
 	CHECK(rapt_psp_create(ia, sid, evd, NULL, &psp));
 	printf("server: listening on %s service %llu\n", ia_name,
@@ -96,7 +97,10 @@ int main(int argc, char **argv)
 		/* the client writes into region, then sends "done" */
 		demo_expect(evd, RAPT_EV_DTO, &ev);
 		if (ev.u.dto.op != RAPT_OP_RECV || ev.u.dto.status)
-			return fprintf(stderr, "server: bad receive\n"), 1;
+			return fprintf(stderr, "server: bad receive: op %u "
+				       "status %u cookie %llu\n", ev.u.dto.op,
+				       ev.u.dto.status,
+				       (unsigned long long)ev.u.dto.cookie), 1;
 		for (i = 0; i < DEMO_MSG_SIZE; i++)
 			if ((unsigned char)region[i] != (unsigned char)(i * 7))
 				return fprintf(stderr,
