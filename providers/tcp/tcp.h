@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp provider: a software iWARP (MPA rev2 + DDP + RDMAP) over kernel TCP.
+ *
+ * Modules and who calls whom:
+ *
+ *   tcp_prov.c    descriptor, devices (interfaces with an address), IA,
+ *                 PZ, EVD objects, evd_progress
+ *   tcp_engine.c  one progress thread per IA: epoll over every socket of
+ *                 the IA, timers, cross-thread wakeups
+ *   tcp_cm.c      listen/accept/connect, the MPA exchange, RTR negotiation,
+ *                 reject, handshake accounting, disconnect and teardown
+ *   tcp_mem.c     the STag table: LMR registration, key and bounds checks
+ *   tcp_tx.c      send queue: post_send/write/read, FPDU segmentation,
+ *                 writev batching, Read Responses, Terminate, the RTR
+ *   tcp_rx.c      receive state machine: FPDU parsing, DDP placement,
+ *                 completions, Read Request service, Terminate handling
+ *   tcp_wire.h    the codec (pure functions)
+ *
+ * Locking: one mutex per EP (ep->lock) guards everything of that EP: its
+ * state, queues and socket I/O.  The engine calls the handlers below
+ * without it; they take it.  rapt_prov_*() services may be called with an
+ * EP lock held (the core never calls into the provider with its own locks
+ * held).  Lock order: ia->lock before ep->lock; never two EP locks at once.
+ * evd_progress holds a tcp_evd's lock while it trylocks EP locks, so code
+ * holding an ep->lock never takes a tcp_evd lock (attach/detach run from
+ * ep_create/ep_free without it).  The engine's own lock is a leaf.
+ *
+ * Progress: the engine thread makes every connection progress on its own
+ * (the contract: events reach the EVD without the consumer's help).  A
+ * consumer that polls an EVD (rapt_evd_dequeue/wait call evd_progress)
+ * also runs the receive path of that EVD's EPs itself, with a trylock, so
+ * a busy-polling consumer does not wait for a thread wakeup; a post runs
+ * the transmit path in the caller's thread.
+ */
+#ifndef RAPT_PROVIDERS_TCP_TCP_H
+#define RAPT_PROVIDERS_TCP_TCP_H
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <rapt/provider.h>
+
+#include "tcp_wire.h"
+
+#define TCP_PROV_NAME "tcp"
+
+#define tcp_log(level, ...) RAPT_PLOG((level), TCP_PROV_NAME, __VA_ARGS__)
+#define tcp_err(...)  tcp_log(RAPT_LOG_ERROR, __VA_ARGS__)
+#define tcp_warn(...) tcp_log(RAPT_LOG_WARN, __VA_ARGS__)
+#define tcp_info(...) tcp_log(RAPT_LOG_INFO, __VA_ARGS__)
+#define tcp_dbg(...)  tcp_log(RAPT_LOG_DEBUG, __VA_ARGS__)
+
+/* Limits the provider advertises. */
+#define TCP_MAX_SGE		8
+#define TCP_MAX_INLINE		256
+#define TCP_MAX_DEPTH		4096
+#define TCP_MAX_IRD		64
+#define TCP_MAX_ORD		64
+#define TCP_MAX_MSG		(1ull << 31)
+#define TCP_SERVICE_MIN		1
+#define TCP_SERVICE_MAX		65535
+#define TCP_HS_REQUEST_MS	5000	/* siw wants our request within 5 s */
+
+/* ------------------------------------------------------------------ */
+/* Engine (tcp_engine.c)                                               */
+/* ------------------------------------------------------------------ */
+
+struct tcp_engine;
+
+/*
+ * What an epoll registration calls; @events are EPOLL* bits.  Registrations
+ * are level-triggered unless @events has EPOLLET.  Handlers run on the
+ * engine thread, one at a time.  tcp_engine_del() never waits: a handler
+ * may still be called once for an @io that was just deleted from another
+ * thread, so an EP handler takes ep->lock and checks the state first.  An
+ * object that embeds a tcp_io is freed only after a tcp_engine_call() made
+ * from its teardown, or on the engine thread itself.
+ */
+struct tcp_io {
+	int fd;
+	uint32_t events;	/* registered interest */
+	void (*handler)(struct tcp_io *io, uint32_t events);
+};
+
+/* A one-shot timer; the engine calls @fire on its thread. */
+struct tcp_timer {
+	uint64_t deadline_ns;	/* CLOCK_MONOTONIC; 0 when not armed */
+	void (*fire)(struct tcp_timer *t);
+	struct tcp_timer *next, *prev;
+};
+
+int tcp_engine_start(struct tcp_engine **eng);
+void tcp_engine_stop(struct tcp_engine *eng);
+int tcp_engine_add(struct tcp_engine *eng, struct tcp_io *io, uint32_t events);
+int tcp_engine_mod(struct tcp_engine *eng, struct tcp_io *io, uint32_t events);
+void tcp_engine_del(struct tcp_engine *eng, struct tcp_io *io);
+void tcp_timer_arm(struct tcp_engine *eng, struct tcp_timer *t,
+		   uint64_t delay_ns);
+void tcp_timer_cancel(struct tcp_engine *eng, struct tcp_timer *t);
+/* Whether @t is armed.  A fire function that finds its timer armed again
+ * runs for an older arming that another thread superseded: it returns. */
+bool tcp_timer_armed(struct tcp_engine *eng, struct tcp_timer *t);
+/* Run @fn(@arg) on the engine thread soon (from any thread). */
+int tcp_engine_defer(struct tcp_engine *eng, void (*fn)(void *), void *arg);
+/* Run @fn(@arg) on the engine thread between two batches of handlers and
+ * wait for it (at once when called on the engine thread).  The caller must
+ * hold no lock a handler takes (ep->lock).  Never fails. */
+void tcp_engine_call(struct tcp_engine *eng, void (*fn)(void *), void *arg);
+/* Engine thread only: move @old's registration (same fd) to @io. */
+int tcp_engine_rebind(struct tcp_engine *eng, struct tcp_io *old,
+		      struct tcp_io *io, uint32_t events);
+bool tcp_engine_on_thread(struct tcp_engine *eng);
+uint64_t tcp_now_ns(void);
+
+static inline void tcp_timer_init(struct tcp_timer *t,
+				  void (*fire)(struct tcp_timer *t))
+{
+	t->deadline_ns = 0;
+	t->fire = fire;
+	t->next = t->prev = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* IA, PZ, EVD (tcp_prov.c)                                            */
+/* ------------------------------------------------------------------ */
+
+struct tcp_ep;
+
+struct tcp_ia {
+	struct rapt_core_ia *cia;
+	struct tcp_engine *eng;
+	pthread_mutex_t lock;		/* guards the lists below */
+	struct sockaddr_storage addr;	/* the device's address */
+	char device[64];
+	struct tcp_stag_table *stags;	/* tcp_mem.c */
+	bool crc_request;		/* ask peers for CRC32c */
+	uint32_t nep;
+};
+
+struct tcp_evd {
+	struct tcp_ia *ia;
+	struct rapt_core_evd *cevd;
+	pthread_mutex_t lock;		/* guards the EP list */
+	struct tcp_ep **eps;		/* EPs whose completions land here */
+	uint32_t neps, cap;
+	uint32_t cursor;		/* evd_progress round robin */
+};
+
+int tcp_evd_attach(struct tcp_evd *evd, struct tcp_ep *ep);
+void tcp_evd_detach(struct tcp_evd *evd, struct tcp_ep *ep);
+
+/* ------------------------------------------------------------------ */
+/* Memory (tcp_mem.c)                                                  */
+/* ------------------------------------------------------------------ */
+
+/*
+ * STags (tcp_mem.c).  One table per IA; a key is (slot index ^ a random
+ * mask) << 12 | a 12-bit tag mixed from a per-slot generation and random
+ * bits, so lookup is O(1), keys are never 0 or TCP_RTR_STAG, a freed key
+ * does not come back for 4096 reuses of its slot, and keys are not
+ * sequential.  raddr is the region's virtual address (as siw does).
+ *
+ * A slot is pinned while the data path reads or writes its memory:
+ * tcp_lmr_free() clears the keys, then waits for the pins to drop, so no
+ * byte lands in a region after its LMR is freed.  Pins are held for one
+ * syscall or memcpy, never across calls.
+ */
+struct tcp_stag_slot;
+
+int tcp_stags_create(struct tcp_stag_table **t);
+void tcp_stags_destroy(struct tcp_stag_table *t);
+int tcp_lmr_create(void *pia, void *ppz, void *addr, size_t length,
+		   uint32_t access, struct rapt_lmr_info *info, void **plmr);
+int tcp_lmr_free(void *plmr);
+
+/* Check a local SGE list for access @need (RAPT_MEM_LOCAL_WRITE for
+ * receive and read sinks, 0 for sources): 0, or RAPT_DTO_LOCAL_PROTECTION
+ * on a bad key, bounds or rights. */
+int tcp_sge_check(struct tcp_ia *ia, const struct rapt_sge *sgl,
+		  uint32_t nsge, uint32_t need);
+/* Check a remote (rkey, to, len) for @need (RAPT_MEM_REMOTE_READ or
+ * _WRITE); returns a pointer into the region (not pinned: only for
+ * checks), or NULL and the RDMAP protection code (TCP_TERM_RDMAP_*) in
+ * @ecode. */
+uint8_t *tcp_rkey_resolve(struct tcp_ia *ia, uint32_t rkey, uint64_t to,
+			  uint64_t len, uint32_t need, uint8_t *ecode);
+/* Send with Invalidate: 0, or RAPT_ENOENT when @rkey names no live
+ * region (report TCP_TERM_RDMAP_INVALID_STAG). */
+int tcp_rkey_invalidate(struct tcp_ia *ia, uint32_t rkey);
+/* Pinned lookups: a pointer to @len bytes at @addr/@to, and the pin to
+ * drop with tcp_mem_put() once the memory is no longer touched. */
+uint8_t *tcp_mem_lkey(struct tcp_ia *ia, uint32_t lkey, uint64_t addr,
+		      uint64_t len, uint32_t need,
+		      struct tcp_stag_slot **pin);
+uint8_t *tcp_mem_rkey(struct tcp_ia *ia, uint32_t rkey, uint64_t to,
+		      uint64_t len, uint32_t need, uint8_t *ecode,
+		      struct tcp_stag_slot **pin);
+void tcp_mem_put(struct tcp_stag_slot *pin);
+
+/* ------------------------------------------------------------------ */
+/* EP                                                                  */
+/* ------------------------------------------------------------------ */
+
+/* Provider-side connection state (the core keeps its own EP state). */
+enum tcp_ep_state {
+	TCP_EP_IDLE = 0,	/* created, no socket */
+	TCP_EP_CONNECTING,	/* active: TCP connect under way */
+	TCP_EP_MPA_REQ_SENT,	/* active: waiting for the MPA reply */
+	TCP_EP_ACCEPTING,	/* passive: reply being sent */
+	TCP_EP_RTR_WAIT,	/* passive: reply sent, waiting for the RTR */
+	TCP_EP_RTS,		/* data moves */
+	TCP_EP_CLOSING,		/* graceful: draining sends, FIN sent */
+	TCP_EP_CLOSED,		/* socket gone, everything flushed */
+};
+
+/* tcp_wr.flags: the RAPT_POST_* bits, plus these. */
+#define TCP_WR_INVALIDATE	(1u << 8)	/* send with invalidate */
+#define TCP_WR_DONE		(1u << 9)	/* ready to complete */
+#define TCP_WR_QUEUED		(1u << 10)	/* read: in the ORQ */
+
+/*
+ * A posted work request: a ring slot of struct tcp_wrq.stride bytes, the
+ * fixed part, then nsge SGEs (the EP's max SGEs), then the inline bytes
+ * (the EP's max_inline, rounded up to 8).
+ */
+struct tcp_wr {
+	uint64_t cookie;
+	uint64_t raddr;		/* write/read: remote TO */
+	uint32_t rkey;		/* write/read: remote STag */
+	uint32_t len;		/* total bytes */
+	uint32_t done;		/* bytes sent (sq) or placed (rq) so far */
+	uint32_t msn;		/* untagged MSN (Send, Read Request) */
+	uint32_t aux;		/* send: STag to invalidate; read: sink */
+	uint16_t flags;		/* RAPT_POST_*, TCP_WR_* */
+	uint8_t op;		/* enum rapt_dto_op */
+	uint8_t nsge;
+	struct rapt_sge sge[];
+};
+
+/*
+ * A bounded FIFO of work requests, indexed by free-running sequence
+ * numbers (slot = seq & (cap - 1)).  It starts small and doubles, up to
+ * the EP's depth, the first times it fills (at most log2(depth / 16)
+ * allocations in an EP's life, none in steady state), so an idle EP costs
+ * little whatever depth it was created with.  An outgrown array is freed
+ * only when no writev may still point into it (inline bytes).
+ */
+struct tcp_wrq {
+	uint8_t *slots;
+	void *old;		/* previous array, freed by tcp_wrq_reap() */
+	uint32_t stride;	/* bytes per slot */
+	uint32_t nsge;		/* SGEs a slot holds */
+	uint32_t cap;		/* slots, a power of 2 */
+	uint32_t max;		/* depth: most WRs queued */
+	uint32_t head, tail;	/* sequence numbers; count = tail - head */
+};
+
+struct tcp_rx;	/* receive state, private to tcp_rx.c */
+struct tcp_tx;	/* transmit state, private to tcp_tx.c */
+
+struct tcp_ep {
+	struct tcp_io io;		/* must stay first: engine handler */
+	struct tcp_ia *ia;
+	struct rapt_core_ep *cep;
+	struct rapt_ep *handle;
+	struct tcp_evd *recv_evd;
+	struct tcp_evd *req_evd;
+	struct tcp_evd *conn_evd;
+	pthread_mutex_t lock;
+	enum tcp_ep_state state;
+	struct rapt_ep_attr attr;
+	bool active;
+	bool crc;			/* negotiated CRC32c */
+	bool mpa_rev1;			/* peer spoke rev 1 */
+	bool sends_held;		/* rev 1 passive: hold until 1st FPDU */
+	uint8_t rtr;			/* TCP_MPA_RTR_WRITE or _READ, or 0 */
+	uint16_t ird, ord;		/* negotiated */
+	uint32_t max_ulpdu;		/* ULPDU bytes (DDP/RDMAP header and
+					 * payload) per FPDU so that one FPDU
+					 * fills one MSS; set before RTR_WAIT
+					 * or RTS */
+	struct tcp_timer timer;		/* tcp_cm.c: connect, RTR and close
+					 * timeouts */
+	struct tcp_wrq sq;		/* sends, writes, reads in order */
+	struct tcp_wrq rq;		/* posted receives */
+	struct tcp_rx *rx;
+	struct tcp_tx *tx;
+	struct tcp_cm *cm;		/* handshake state, private to tcp_cm.c */
+	bool freeing;			/* ep_free under way: no more events */
+};
+
+/* tcp_cm.c: ops */
+int tcp_ep_create(void *pia, void *ppz, struct rapt_core_ep *cep,
+		  struct rapt_ep *handle, const struct rapt_ep_attr *attr,
+		  void *recv_pevd, void *req_pevd, void *conn_pevd, void **pep);
+int tcp_ep_free(void *pep);
+int tcp_ep_modify(void *pep, const struct rapt_ep_attr *attr, uint32_t mask);
+int tcp_ep_connect(void *pep, const struct sockaddr *remote,
+		   uint64_t service_id, const void *pdata, size_t pdata_len,
+		   int64_t timeout_us);
+int tcp_ep_disconnect(void *pep, uint32_t flags, const void *pdata,
+		      size_t pdata_len);
+int tcp_psp_create(void *pia, struct rapt_core_psp *cpsp, uint64_t service_id,
+		   const struct rapt_psp_attr *attr, void *cr_pevd,
+		   uint64_t *bound_id, void **ppsp);
+int tcp_psp_free(void *ppsp);
+int tcp_cr_accept(void *pcr, void *pep, const void *pdata, size_t pdata_len);
+int tcp_cr_reject(void *pcr, const void *pdata, size_t pdata_len);
+
+/* tcp_cm.c: called by the data path, with ep->lock held. */
+/* The transport failed or the peer broke the protocol: tcp_dto_flush(),
+ * report BROKEN (ACCEPT_ERROR on a passive EP not yet established,
+ * DISCONNECTED during a graceful close), then close the socket with an
+ * RST.  @status is a RAPT_E* code, the event's prov_status.  The socket is
+ * gone afterwards (ep->io.fd < 0, state CLOSED): callers stop touching it.
+ * Safe to call again, and from any thread that holds ep->lock. */
+void tcp_cm_fail(struct tcp_ep *ep, int status);
+/* The peer closed its side (read returned 0): close, flush, DISCONNECTED. */
+void tcp_cm_peer_closed(struct tcp_ep *ep);
+/* The passive side got the RTR it was waiting for: report ESTABLISHED. */
+void tcp_cm_rtr_arrived(struct tcp_ep *ep);
+/* Graceful close: the send queue has drained. */
+void tcp_cm_tx_drained(struct tcp_ep *ep);
+
+/* tcp_tx.c / tcp_rx.c: set up and tear down per-EP data-path state. */
+int tcp_dto_init(struct tcp_ep *ep);
+void tcp_dto_fini(struct tcp_ep *ep);
+/* The connection is in RTS (or RTR_WAIT); start moving data.  Called with
+ * ep->lock held before the CM reports ESTABLISHED: it must not push events
+ * (nothing may complete before ESTABLISHED is queued). */
+void tcp_dto_start(struct tcp_ep *ep);
+/* Complete every outstanding WR (sq, orq, rq) FLUSHED; with ep->lock. */
+void tcp_dto_flush(struct tcp_ep *ep);
+
+/* tcp_tx.c: ops and engine/CM entry points, with ep->lock held unless
+ * named as ops. */
+int tcp_post_recv(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
+		  uint64_t cookie);
+int tcp_post_send(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
+		  uint64_t cookie, uint32_t flags, uint32_t inv_rkey);
+int tcp_post_write(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
+		   uint64_t cookie, uint64_t raddr, uint32_t rkey,
+		   uint32_t flags);
+int tcp_post_read(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
+		  uint64_t cookie, uint64_t raddr, uint32_t rkey,
+		  uint32_t flags);
+/* Queue the RTR (active side, right after the MPA reply). */
+int tcp_tx_rtr(struct tcp_ep *ep, uint8_t rtr);
+/* Write what can be written now; arms EPOLLOUT when the socket is full. */
+void tcp_tx_progress(struct tcp_ep *ep);
+/* Send a Terminate, then fail the connection. */
+void tcp_tx_terminate(struct tcp_ep *ep, const struct tcp_term *t);
+bool tcp_tx_idle(struct tcp_ep *ep);
+
+/* tcp_rx.c: read and process what the socket has; with ep->lock held.
+ * Returns the number of events pushed (>= 0). */
+int tcp_rx_progress(struct tcp_ep *ep);
+
+/* Completion helper (tcp_rx.c): push a DTO event for @wr on @evd. */
+void tcp_complete(struct tcp_ep *ep, struct tcp_evd *evd,
+		  const struct tcp_wr *wr, uint32_t status, uint64_t len,
+		  uint32_t flags, uint32_t inv_rkey);
+
+/* WR queues (tcp_tx.c) */
+int tcp_wrq_init(struct tcp_wrq *q, uint32_t depth, uint32_t nsge,
+		 uint32_t inline_len);
+void tcp_wrq_fini(struct tcp_wrq *q);
+/* A free slot at the tail (not yet counted), or NULL: RAPT_ENOSPC in
+ * @err when the queue holds its depth, RAPT_ENOMEM if it cannot grow. */
+struct tcp_wr *tcp_wrq_reserve(struct tcp_wrq *q, int *err);
+void tcp_wrq_reap(struct tcp_wrq *q);
+
+static inline uint32_t tcp_wrq_count(const struct tcp_wrq *q)
+{
+	return q->tail - q->head;
+}
+
+static inline struct tcp_wr *tcp_wrq_at(const struct tcp_wrq *q,
+					uint32_t seq)
+{
+	return (struct tcp_wr *)(q->slots +
+				 (size_t)(seq & (q->cap - 1)) * q->stride);
+}
+
+static inline struct tcp_wr *tcp_wrq_head(const struct tcp_wrq *q)
+{
+	return q->tail != q->head ? tcp_wrq_at(q, q->head) : NULL;
+}
+
+/* Inline bytes of a slot (RAPT_POST_INLINE copies land here). */
+static inline uint8_t *tcp_wr_inline(const struct tcp_wrq *q,
+				     struct tcp_wr *wr)
+{
+	return (uint8_t *)&wr->sge[q->nsge];
+}
+
+/* Per-EP data-path memory in bytes, for docs and tests. */
+size_t tcp_dto_footprint(const struct tcp_ep *ep);
+
+/* A WR's error status (enum rapt_dto_status) kept in its flags until it
+ * completes: tcp_dto_flush() reports it instead of FLUSHED. */
+#define TCP_WR_ERR_SHIFT	12
+#define TCP_WR_ERR_MASK		(7u << TCP_WR_ERR_SHIFT)
+static inline void tcp_wr_set_err(struct tcp_wr *wr, uint32_t status)
+{
+	wr->flags = (uint16_t)((wr->flags & ~TCP_WR_ERR_MASK) |
+			       (status << TCP_WR_ERR_SHIFT));
+}
+
+/* tcp_rx.c services for tcp_tx.c: receive state set-up. */
+int tcp_rx_init(struct tcp_ep *ep);
+void tcp_rx_fini(struct tcp_ep *ep);
+void tcp_rx_start(struct tcp_ep *ep);
+size_t tcp_rx_footprint(const struct tcp_ep *ep);
+
+/* tcp_tx.c services for tcp_rx.c, with ep->lock held. */
+/* The read the next Read Response belongs to; *@rtr when it is the Read
+ * RTR's zero-length response (then NULL is returned). */
+struct tcp_wr *tcp_tx_read_head(struct tcp_ep *ep, bool *rtr);
+/* The Read Response with L arrived: complete that read, kick the tx. */
+void tcp_tx_read_done(struct tcp_ep *ep);
+/* Queue the answer to an inbound Read Request: 0, or -1 beyond IRD. */
+int tcp_tx_rresp_queue(struct tcp_ep *ep, const struct tcp_rreq *r);
+/* An inbound Terminate: mark the WR it names (or the oldest outstanding
+ * read) with @status for the flush. */
+void tcp_tx_blame(struct tcp_ep *ep, const struct tcp_term *t,
+		  uint32_t status);
+
+#endif /* RAPT_PROVIDERS_TCP_TCP_H */

@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp provider: the STag table.  One per IA, shared by its EPs.
+ *
+ * A key is 32 bits: the high 20 are a slot index XORed with a random
+ * mask, the low 12 a tag that mixes the slot's generation with random
+ * bits (separate ones for lkey and rkey).  So:
+ *   - lookup is O(1): unmask the index, check it, load the slot;
+ *   - a key is never 0 or TCP_RTR_STAG (the index part is never 0);
+ *   - a freed key comes back only after 4096 reuses of its slot;
+ *   - keys do not count up, and a stale or guessed key fails unless both
+ *     parts are right (and a wrong guess costs the peer its connection).
+ *
+ * Slots live in chunks that are allocated once and never move or go
+ * away before the table does, so the data path reads them without a
+ * lock.  Registration and deregistration take the table's mutex.
+ *
+ * Pins: the data path pins a slot (an atomic count) while it reads or
+ * writes the region's memory, and checks the key after pinning;
+ * tcp_lmr_free() clears the keys, then waits for the count to reach 0.
+ * Both sides use sequentially consistent atomics, so either the reader
+ * sees the cleared key or the freer sees the pin: no byte lands in (or
+ * leaves) a region once its rapt_lmr_free() has returned.
+ */
+#include "config.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tcp.h"
+
+#define STAG_TAG_BITS	12
+#define STAG_TAG_MASK	((1u << STAG_TAG_BITS) - 1)
+#define STAG_IDX_BITS	(32 - STAG_TAG_BITS)
+#define STAG_MAX_SLOTS	(1u << STAG_IDX_BITS)
+#define STAG_CHUNK_SHIFT 8
+#define STAG_CHUNK	(1u << STAG_CHUNK_SHIFT)
+#define STAG_NCHUNKS	(STAG_MAX_SLOTS >> STAG_CHUNK_SHIFT)
+
+struct tcp_stag_slot {
+	_Atomic uint32_t lkey;		/* 0: not registered */
+	_Atomic uint32_t rkey;		/* 0: not registered or invalidated */
+	atomic_uint pins;
+	uint32_t access;		/* RAPT_MEM_* */
+	uint8_t *addr;
+	uint64_t length;
+	uint32_t gen;			/* registrations of this slot so far */
+	uint32_t next_free;		/* free list: index + 1, 0 ends it */
+	void *pz;
+};
+
+struct tcp_stag_table {
+	pthread_mutex_t lock;		/* registration, free list */
+	atomic_uint nslots;		/* slots ever handed out */
+	uint32_t free_head;		/* index + 1 of a free slot, or 0 */
+	uint32_t idx_mask;		/* random, STAG_IDX_BITS wide */
+	uint32_t ltag, rtag;		/* random tag offsets */
+	uint32_t tag_step;		/* random, odd */
+	uint32_t nlive;
+	_Atomic(struct tcp_stag_slot *) chunk[STAG_NCHUNKS];
+};
+
+/* What the core holds as the LMR's provider object. */
+struct tcp_mr {
+	struct tcp_stag_table *t;
+	uint32_t idx;
+};
+
+static uint32_t stag_random(void)
+{
+	uint32_t r;
+	struct timespec ts;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) == sizeof(r))
+		return r;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint32_t)ts.tv_nsec * 2654435761u ^ (uint32_t)getpid();
+}
+
+/**
+ * tcp_stags_create - create an IA's STag table
+ * @t: output
+ *
+ * Return: 0, RAPT_ENOMEM.
+ */
+int tcp_stags_create(struct tcp_stag_table **t)
+{
+	struct tcp_stag_table *n = calloc(1, sizeof(*n));
+
+	if (!n) {
+		tcp_err("out of memory for the STag table");
+		return RAPT_ENOMEM;
+	}
+	pthread_mutex_init(&n->lock, NULL);
+	n->idx_mask = stag_random() & (STAG_MAX_SLOTS - 1);
+	n->ltag = stag_random();
+	n->rtag = n->ltag ^ (stag_random() | 1u << (STAG_TAG_BITS - 1));
+	n->tag_step = stag_random() | 1;
+	*t = n;
+	return 0;
+}
+
+/**
+ * tcp_stags_destroy - free an STag table
+ * @t: the table, or NULL; its LMRs must all be freed
+ */
+void tcp_stags_destroy(struct tcp_stag_table *t)
+{
+	uint32_t i;
+
+	if (!t)
+		return;
+	if (t->nlive)
+		tcp_warn("STag table freed with %u live regions", t->nlive);
+	for (i = 0; i < STAG_NCHUNKS; i++)
+		free(atomic_load(&t->chunk[i]));
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+static uint32_t stag_key(const struct tcp_stag_table *t, uint32_t idx,
+			 uint32_t gen, uint32_t off)
+{
+	uint32_t tag = (off + gen * t->tag_step) & STAG_TAG_MASK;
+
+	return (idx ^ t->idx_mask) << STAG_TAG_BITS | tag;
+}
+
+static struct tcp_stag_slot *slot_at(struct tcp_stag_table *t, uint32_t idx)
+{
+	struct tcp_stag_slot *c;
+
+	c = atomic_load_explicit(&t->chunk[idx >> STAG_CHUNK_SHIFT],
+				 memory_order_acquire);
+	return &c[idx & (STAG_CHUNK - 1)];
+}
+
+/* The slot a key names, if it was ever handed out (key not checked). */
+static struct tcp_stag_slot *slot_of(struct tcp_stag_table *t, uint32_t key,
+				     uint32_t *pidx)
+{
+	uint32_t idx = (key >> STAG_TAG_BITS) ^ t->idx_mask;
+
+	if (idx >= atomic_load_explicit(&t->nslots, memory_order_acquire))
+		return NULL;
+	if (pidx)
+		*pidx = idx;
+	return slot_at(t, idx);
+}
+
+/* A new slot index, with t->lock held; STAG_MAX_SLOTS when full. */
+static uint32_t slot_alloc(struct tcp_stag_table *t)
+{
+	uint32_t idx, n;
+	struct tcp_stag_slot *c;
+
+	if (t->free_head) {
+		idx = t->free_head - 1;
+		t->free_head = slot_at(t, idx)->next_free;
+		return idx;
+	}
+	n = atomic_load_explicit(&t->nslots, memory_order_relaxed);
+	/* The index whose key part would be 0 is never used. */
+	if (n == t->idx_mask)
+		n++;
+	if (n >= STAG_MAX_SLOTS)
+		return STAG_MAX_SLOTS;
+	if (!atomic_load_explicit(&t->chunk[n >> STAG_CHUNK_SHIFT],
+				  memory_order_relaxed)) {
+		c = calloc(STAG_CHUNK, sizeof(*c));
+		if (!c)
+			return STAG_MAX_SLOTS;
+		atomic_store_explicit(&t->chunk[n >> STAG_CHUNK_SHIFT], c,
+				      memory_order_release);
+	}
+	atomic_store_explicit(&t->nslots, n + 1, memory_order_release);
+	return n;
+}
+
+/**
+ * tcp_lmr_create - register memory (the lmr_create op)
+ * @pia: the IA (struct tcp_ia)
+ * @ppz: the provider PZ object (kept for association checks)
+ * @addr: start of the region
+ * @length: bytes
+ * @access: RAPT_MEM_* rights
+ * @info: lkey, rkey and raddr (the virtual address) are filled in
+ * @plmr: output provider object
+ *
+ * Return: 0, RAPT_ENOMEM (no memory, or 2^20 live registrations).
+ */
+int tcp_lmr_create(void *pia, void *ppz, void *addr, size_t length,
+		   uint32_t access, struct rapt_lmr_info *info, void **plmr)
+{
+	struct tcp_ia *ia = pia;
+	struct tcp_stag_table *t = ia->stags;
+	struct tcp_stag_slot *s;
+	struct tcp_mr *mr;
+	uint32_t idx, lkey, rkey;
+
+	mr = malloc(sizeof(*mr));
+	if (!mr)
+		goto err_nomem;
+	pthread_mutex_lock(&t->lock);
+	idx = slot_alloc(t);
+	if (idx == STAG_MAX_SLOTS) {
+		pthread_mutex_unlock(&t->lock);
+		free(mr);
+		goto err_nomem;
+	}
+	s = slot_at(t, idx);
+	s->gen++;
+	s->addr = addr;
+	s->length = length;
+	s->access = access;
+	s->pz = ppz;
+	s->next_free = 0;
+	lkey = stag_key(t, idx, s->gen, t->ltag);
+	rkey = stag_key(t, idx, s->gen, t->rtag);
+	/* Publish the region before its keys. */
+	atomic_store(&s->lkey, lkey);
+	atomic_store(&s->rkey, rkey);
+	t->nlive++;
+	pthread_mutex_unlock(&t->lock);
+
+	mr->t = t;
+	mr->idx = idx;
+	info->lkey = lkey;
+	info->rkey = rkey;
+	info->raddr = (uint64_t)(uintptr_t)addr;
+	*plmr = mr;
+	return 0;
+
+err_nomem:
+	tcp_err("no STag for a %zu-byte region: out of memory or slots",
+		length);
+	return RAPT_ENOMEM;
+}
+
+/**
+ * tcp_lmr_free - deregister memory (the lmr_free op)
+ * @plmr: what tcp_lmr_create() returned
+ *
+ * Clears both keys, then waits until no data-path operation still
+ * touches the region (each pin lasts one syscall or memcpy).
+ *
+ * Return: 0.
+ */
+int tcp_lmr_free(void *plmr)
+{
+	struct tcp_mr *mr = plmr;
+	struct tcp_stag_table *t = mr->t;
+	struct tcp_stag_slot *s;
+
+	pthread_mutex_lock(&t->lock);
+	s = slot_at(t, mr->idx);
+	atomic_store(&s->lkey, 0);
+	atomic_store(&s->rkey, 0);
+	while (atomic_load(&s->pins))
+		sched_yield();
+	s->addr = NULL;
+	s->length = 0;
+	s->access = 0;
+	s->next_free = t->free_head;
+	t->free_head = mr->idx + 1;
+	t->nlive--;
+	pthread_mutex_unlock(&t->lock);
+	free(mr);
+	return 0;
+}
+
+/* Pin the slot of @key if @key is its current lkey (@remote: rkey). */
+static struct tcp_stag_slot *slot_get(struct tcp_stag_table *t, uint32_t key,
+				      bool remote)
+{
+	struct tcp_stag_slot *s = slot_of(t, key, NULL);
+
+	if (!s || !key)
+		return NULL;
+	atomic_fetch_add(&s->pins, 1);
+	if (atomic_load(remote ? &s->rkey : &s->lkey) != key) {
+		atomic_fetch_sub(&s->pins, 1);
+		return NULL;
+	}
+	return s;
+}
+
+/**
+ * tcp_mem_put - drop a pin taken by tcp_mem_lkey() or tcp_mem_rkey()
+ * @pin: the pin, or NULL
+ */
+void tcp_mem_put(struct tcp_stag_slot *pin)
+{
+	if (pin)
+		atomic_fetch_sub_explicit(&pin->pins, 1, memory_order_release);
+}
+
+/* Range and rights of a pinned slot: 0 or a TCP_TERM_RDMAP_* code + 1. */
+static int slot_check(const struct tcp_stag_slot *s, uint64_t addr,
+		      uint64_t len, uint32_t need)
+{
+	uint64_t base = (uintptr_t)s->addr;
+
+	if (len && addr + len - 1 < addr)
+		return TCP_TERM_RDMAP_TO_WRAP + 1;
+	if (addr < base || len > s->length || addr - base > s->length - len)
+		return TCP_TERM_RDMAP_BASE_BOUNDS + 1;
+	if ((s->access & need) != need)
+		return TCP_TERM_RDMAP_ACCESS + 1;
+	return 0;
+}
+
+/**
+ * tcp_mem_lkey - pin a local region and point at @len bytes of it
+ * @ia: the IA
+ * @lkey: the SGE's key
+ * @addr: the SGE's address
+ * @len: bytes that will be touched
+ * @need: RAPT_MEM_LOCAL_WRITE to write, 0 to read
+ * @pin: output, for tcp_mem_put()
+ *
+ * Return: the memory, or NULL (bad key, bounds or rights: nothing pinned).
+ */
+uint8_t *tcp_mem_lkey(struct tcp_ia *ia, uint32_t lkey, uint64_t addr,
+		      uint64_t len, uint32_t need, struct tcp_stag_slot **pin)
+{
+	struct tcp_stag_slot *s = slot_get(ia->stags, lkey, false);
+
+	if (!s)
+		return NULL;
+	if (slot_check(s, addr, len, need)) {
+		tcp_mem_put(s);
+		return NULL;
+	}
+	*pin = s;
+	return (uint8_t *)(uintptr_t)addr;
+}
+
+/**
+ * tcp_mem_rkey - pin a region a peer names and point at @len bytes of it
+ * @ia: the IA
+ * @rkey: the peer's STag
+ * @to: the peer's tagged offset (a virtual address in the region)
+ * @len: bytes that will be touched
+ * @need: RAPT_MEM_REMOTE_WRITE or RAPT_MEM_REMOTE_READ
+ * @ecode: output on failure, a TCP_TERM_RDMAP_* protection code
+ * @pin: output, for tcp_mem_put()
+ *
+ * Return: the memory, or NULL (nothing pinned).
+ */
+uint8_t *tcp_mem_rkey(struct tcp_ia *ia, uint32_t rkey, uint64_t to,
+		      uint64_t len, uint32_t need, uint8_t *ecode,
+		      struct tcp_stag_slot **pin)
+{
+	struct tcp_stag_slot *s = slot_get(ia->stags, rkey, true);
+	int bad;
+
+	if (!s) {
+		*ecode = TCP_TERM_RDMAP_INVALID_STAG;
+		return NULL;
+	}
+	bad = slot_check(s, to, len, need);
+	if (bad) {
+		tcp_mem_put(s);
+		*ecode = (uint8_t)(bad - 1);
+		return NULL;
+	}
+	*pin = s;
+	return (uint8_t *)(uintptr_t)to;
+}
+
+/**
+ * tcp_rkey_resolve - check a peer's (rkey, to, len) without pinning
+ *
+ * See tcp.h.  The pointer is only good for a yes/no: use tcp_mem_rkey()
+ * to touch the memory.
+ */
+uint8_t *tcp_rkey_resolve(struct tcp_ia *ia, uint32_t rkey, uint64_t to,
+			  uint64_t len, uint32_t need, uint8_t *ecode)
+{
+	struct tcp_stag_slot *pin;
+	uint8_t *p = tcp_mem_rkey(ia, rkey, to, len, need, ecode, &pin);
+
+	if (p)
+		tcp_mem_put(pin);
+	return p;
+}
+
+/**
+ * tcp_sge_check - check a local SGE list (see tcp.h)
+ */
+int tcp_sge_check(struct tcp_ia *ia, const struct rapt_sge *sgl,
+		  uint32_t nsge, uint32_t need)
+{
+	struct tcp_stag_slot *pin;
+	uint32_t i;
+
+	for (i = 0; i < nsge; i++) {
+		if (!tcp_mem_lkey(ia, sgl[i].lkey, sgl[i].addr, sgl[i].length,
+				  need, &pin))
+			return RAPT_DTO_LOCAL_PROTECTION;
+		tcp_mem_put(pin);
+	}
+	return 0;
+}
+
+/**
+ * tcp_rkey_invalidate - invalidate an rkey (Send with Invalidate)
+ * @ia: the IA
+ * @rkey: the key the peer named
+ *
+ * The region stays registered and its lkey valid; RDMA naming @rkey
+ * fails from now on.  Invalidating an already invalidated key of a live
+ * region succeeds (as siw does).
+ *
+ * Return: 0, or RAPT_ENOENT when @rkey names no live region.
+ */
+int tcp_rkey_invalidate(struct tcp_ia *ia, uint32_t rkey)
+{
+	struct tcp_stag_table *t = ia->stags;
+	struct tcp_stag_slot *s;
+	uint32_t idx;
+	int ret = RAPT_ENOENT;
+
+	pthread_mutex_lock(&t->lock);
+	s = slot_of(t, rkey, &idx);
+	if (s && rkey && atomic_load(&s->lkey) &&
+	    stag_key(t, idx, s->gen, t->rtag) == rkey) {
+		atomic_store(&s->rkey, 0);
+		ret = 0;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return ret;
+}

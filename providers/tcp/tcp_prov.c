@@ -1,0 +1,419 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp provider: the descriptor, devices, IA, PZ and EVD objects.
+ *
+ * A device is a network interface that is up and has an IPv4 or IPv6
+ * address ("lo", "eth0"); its IA listens and connects from that address.
+ * Each IA runs one progress engine (tcp_engine.c).
+ */
+#include "config.h"
+
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tcp.h"
+
+#define TCP_PROV_VERSION	RAPT_VERSION_PACK(1, 0, 0)
+#define TCP_PROV_RANK		100	/* software: after RDMA hardware */
+#define TCP_MAX_EP		65536	/* a socket each: RLIMIT_NOFILE */
+#define TCP_MAX_EVD_QLEN	(1u << 20)
+#define TCP_MAX_LMR		(1ull << 46)
+/* EPs evd_progress looks at per call; the engine serves the others. */
+#define TCP_EVD_PROGRESS_EPS	8
+
+#define TCP_CAPS (RAPT_CAP_RDMA_WRITE | RAPT_CAP_RDMA_READ |		\
+		  RAPT_CAP_INLINE | RAPT_CAP_SOLICITED |		\
+		  RAPT_CAP_FENCE |					\
+		  RAPT_CAP_SEND_INVALIDATE | RAPT_CAP_EVD_FD |		\
+		  RAPT_CAP_PASSIVE_SEND_FIRST | RAPT_CAP_RAW_PDATA |	\
+		  RAPT_CAP_MULTI_EVD_STREAMS | RAPT_CAP_ZERO_LENGTH)
+
+/* ------------------------------------------------------------------ */
+/* Devices                                                             */
+/* ------------------------------------------------------------------ */
+
+static bool ifa_usable(const struct ifaddrs *ifa)
+{
+	return ifa->ifa_addr && (ifa->ifa_flags & IFF_UP) &&
+	       (ifa->ifa_addr->sa_family == AF_INET ||
+		ifa->ifa_addr->sa_family == AF_INET6);
+}
+
+static bool devs_have(const struct rapt_prov_device *d, uint32_t n,
+		      const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(d[i].name, name))
+			return true;
+	return false;
+}
+
+static int tcp_get_devices(void *prov, struct rapt_prov_device **out,
+			   uint32_t *nout)
+{
+	struct rapt_prov_device *d;
+	struct ifaddrs *ifas, *ifa;
+	uint32_t n = 0, cap = 0;
+
+	if (getifaddrs(&ifas)) {
+		tcp_err("getifaddrs: %m");
+		return RAPT_EIO;
+	}
+	for (ifa = ifas; ifa; ifa = ifa->ifa_next)
+		cap++;
+	d = calloc(cap ? cap : 1, sizeof(*d));
+	if (!d) {
+		freeifaddrs(ifas);
+		return RAPT_ENOMEM;
+	}
+	for (ifa = ifas; ifa; ifa = ifa->ifa_next) {
+		if (!ifa_usable(ifa) ||
+		    strlen(ifa->ifa_name) >= sizeof(d->name) ||
+		    devs_have(d, n, ifa->ifa_name))
+			continue;
+		snprintf(d[n].name, sizeof(d[n].name), "%s", ifa->ifa_name);
+		d[n].transport = RAPT_TRANSPORT_IWARP;
+		d[n].rank = TCP_PROV_RANK;
+		n++;
+	}
+	freeifaddrs(ifas);
+	*out = d;
+	*nout = n;
+	return 0;
+}
+
+/* Prefer IPv4, then a global IPv6 address, then a link-local one. */
+static int addr_score(const struct sockaddr *sa)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+
+	if (sa->sa_family == AF_INET)
+		return 3;
+	return IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr) ? 1 : 2;
+}
+
+/* The address of interface @name, or RAPT_ENODEV. */
+static int ifa_addr_of(const char *name, struct sockaddr_storage *out)
+{
+	struct ifaddrs *ifas, *ifa, *best = NULL;
+
+	if (getifaddrs(&ifas)) {
+		tcp_err("getifaddrs: %m");
+		return RAPT_EIO;
+	}
+	for (ifa = ifas; ifa; ifa = ifa->ifa_next) {
+		if (!ifa_usable(ifa) || strcmp(ifa->ifa_name, name))
+			continue;
+		if (!best || addr_score(ifa->ifa_addr) >
+			     addr_score(best->ifa_addr))
+			best = ifa;
+	}
+	if (best) {
+		memset(out, 0, sizeof(*out));
+		memcpy(out, best->ifa_addr,
+		       best->ifa_addr->sa_family == AF_INET ?
+		       sizeof(struct sockaddr_in) :
+		       sizeof(struct sockaddr_in6));
+	}
+	freeifaddrs(ifas);
+	if (!best) {
+		rapt_prov_set_error("tcp: no interface \"%s\" that is up with an IPv4 or IPv6 address",
+				    name);
+		return RAPT_ENODEV;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* IA                                                                  */
+/* ------------------------------------------------------------------ */
+
+static bool env_crc_request(void)
+{
+	const char *v = getenv("RAPT_TCP_CRC");
+
+	return v && (!strcmp(v, "1") || !strcmp(v, "yes") ||
+		     !strcmp(v, "on") || !strcmp(v, "true"));
+}
+
+static int tcp_ia_open(void *prov, const char *device, uint32_t port,
+		       struct rapt_core_ia *cia, void **pia)
+{
+	struct tcp_ia *ia;
+	int ret;
+
+	if (port) {
+		rapt_prov_set_error("tcp: device %s has no ports", device);
+		return RAPT_ENODEV;
+	}
+	ia = calloc(1, sizeof(*ia));
+	if (!ia)
+		return RAPT_ENOMEM;
+	ret = ifa_addr_of(device, &ia->addr);
+	if (ret)
+		goto err_free;
+	snprintf(ia->device, sizeof(ia->device), "%s", device);
+	ia->cia = cia;
+	ia->crc_request = env_crc_request();
+	pthread_mutex_init(&ia->lock, NULL);
+	ret = tcp_stags_create(&ia->stags);
+	if (ret)
+		goto err_lock;
+	ret = tcp_engine_start(&ia->eng);
+	if (ret)
+		goto err_stags;
+	tcp_dbg("opened %s%s", device,
+		ia->crc_request ? " (asking for CRC)" : "");
+	*pia = ia;
+	return 0;
+
+err_stags:
+	tcp_stags_destroy(ia->stags);
+err_lock:
+	pthread_mutex_destroy(&ia->lock);
+err_free:
+	free(ia);
+	return ret;
+}
+
+static int tcp_ia_close(void *pia)
+{
+	struct tcp_ia *ia = pia;
+
+	tcp_engine_stop(ia->eng);
+	tcp_stags_destroy(ia->stags);
+	pthread_mutex_destroy(&ia->lock);
+	free(ia);
+	return 0;
+}
+
+static int tcp_ia_query(void *pia, struct rapt_ia_attr *a)
+{
+	struct tcp_ia *ia = pia;
+	uint32_t i;
+
+	a->transport = RAPT_TRANSPORT_IWARP;
+	a->caps = TCP_CAPS;
+	a->prov_version = TCP_PROV_VERSION;
+	a->max_ep = TCP_MAX_EP;
+	a->max_evd_qlen = TCP_MAX_EVD_QLEN;
+	a->max_send_depth = TCP_MAX_DEPTH;
+	a->max_recv_depth = TCP_MAX_DEPTH;
+	a->max_send_sge = TCP_MAX_SGE;
+	a->max_recv_sge = TCP_MAX_SGE;
+	a->max_inline = TCP_MAX_INLINE;
+	a->max_msg_size = TCP_MAX_MSG;
+	a->max_rdma_size = TCP_MAX_MSG;
+	a->max_lmr_size = TCP_MAX_LMR;
+	a->max_rdma_read_in = TCP_MAX_IRD;
+	a->max_rdma_read_out = TCP_MAX_ORD;
+	/* Raw MPA limits; the core takes its header off. */
+	a->pdata_connect = TCP_MPA_ULP_PD_MAX;
+	a->pdata_accept = TCP_MPA_ULP_PD_MAX;
+	a->pdata_reject = TCP_MPA_ULP_PD_MAX;
+	a->pdata_disconnect = 0;	/* iWARP has no disconnect data */
+	a->service_id_min = TCP_SERVICE_MIN;
+	a->service_id_max = TCP_SERVICE_MAX;
+	for (i = 0; i < RAPT_EVD_NSTREAMS; i++)
+		a->evd_merge[i] = RAPT_EVD_ALL_STREAMS;
+	a->local_addr = ia->addr;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* PZ: protection is per registration (tcp_mem.c); nothing to hold.    */
+/* ------------------------------------------------------------------ */
+
+static int tcp_pz_create(void *pia, void **ppz)
+{
+	*ppz = NULL;
+	return 0;
+}
+
+static int tcp_pz_free(void *ppz)
+{
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* EVD                                                                 */
+/* ------------------------------------------------------------------ */
+
+static int tcp_evd_create(void *pia, struct rapt_core_evd *cevd, uint32_t qlen,
+			  uint32_t streams, void **pevd)
+{
+	struct tcp_evd *evd = calloc(1, sizeof(*evd));
+
+	if (!evd)
+		return RAPT_ENOMEM;
+	evd->ia = pia;
+	evd->cevd = cevd;
+	pthread_mutex_init(&evd->lock, NULL);
+	*pevd = evd;
+	return 0;
+}
+
+static int tcp_evd_free(void *pevd)
+{
+	struct tcp_evd *evd = pevd;
+
+	/* The core frees an EVD only when no EP uses it. */
+	if (evd->neps)
+		tcp_err("EVD freed with %u EPs attached", evd->neps);
+	pthread_mutex_destroy(&evd->lock);
+	free(evd->eps);
+	free(evd);
+	return 0;
+}
+
+/**
+ * tcp_evd_attach - let @evd's consumer progress @ep (evd_progress)
+ * @evd: the EVD
+ * @ep: an EP whose events land on @evd
+ *
+ * Return: 0, RAPT_ENOMEM.
+ */
+int tcp_evd_attach(struct tcp_evd *evd, struct tcp_ep *ep)
+{
+	struct tcp_ep **eps;
+	uint32_t cap;
+	int ret = 0;
+
+	pthread_mutex_lock(&evd->lock);
+	if (evd->neps == evd->cap) {
+		cap = evd->cap ? evd->cap * 2 : 4;
+		eps = realloc(evd->eps, cap * sizeof(*eps));
+		if (!eps) {
+			ret = RAPT_ENOMEM;
+			goto out;
+		}
+		evd->eps = eps;
+		evd->cap = cap;
+	}
+	evd->eps[evd->neps++] = ep;
+out:
+	pthread_mutex_unlock(&evd->lock);
+	return ret;
+}
+
+/**
+ * tcp_evd_detach - undo tcp_evd_attach
+ * @evd: the EVD
+ * @ep: the EP
+ *
+ * Once this returns, evd_progress no longer touches @ep: it holds the
+ * EVD's lock while it works.
+ */
+void tcp_evd_detach(struct tcp_evd *evd, struct tcp_ep *ep)
+{
+	uint32_t i;
+
+	pthread_mutex_lock(&evd->lock);
+	for (i = 0; i < evd->neps; i++) {
+		if (evd->eps[i] == ep) {
+			evd->eps[i] = evd->eps[--evd->neps];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&evd->lock);
+}
+
+static bool ep_moves_data(const struct tcp_ep *ep)
+{
+	return ep->state == TCP_EP_RTR_WAIT || ep->state == TCP_EP_RTS ||
+	       ep->state == TCP_EP_CLOSING;
+}
+
+/*
+ * The consumer is about to look at the EVD: run the receive path of a few
+ * of its EPs here, so a polling consumer does not wait for the engine
+ * thread to wake up.  trylock: an EP busy elsewhere is being progressed
+ * already.
+ */
+static int tcp_evd_progress(void *pevd)
+{
+	struct tcp_evd *evd = pevd;
+	struct tcp_ep *ep;
+	uint32_t i, n;
+
+	if (!evd)
+		return 0;
+	pthread_mutex_lock(&evd->lock);
+	n = evd->neps < TCP_EVD_PROGRESS_EPS ? evd->neps :
+	    TCP_EVD_PROGRESS_EPS;
+	for (i = 0; i < n; i++) {
+		if (evd->cursor >= evd->neps)
+			evd->cursor = 0;
+		ep = evd->eps[evd->cursor++];
+		if (pthread_mutex_trylock(&ep->lock))
+			continue;
+		if (ep_moves_data(ep))
+			tcp_rx_progress(ep);
+		pthread_mutex_unlock(&ep->lock);
+	}
+	pthread_mutex_unlock(&evd->lock);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Descriptor                                                          */
+/* ------------------------------------------------------------------ */
+
+static int tcp_init(void **prov)
+{
+	*prov = NULL;
+	return 0;
+}
+
+static void tcp_fini(void *prov)
+{
+}
+
+static const struct rapt_prov_ops tcp_ops = {
+	.size = sizeof(struct rapt_prov_ops),
+	.ia_open = tcp_ia_open,
+	.ia_close = tcp_ia_close,
+	.ia_query = tcp_ia_query,
+	.pz_create = tcp_pz_create,
+	.pz_free = tcp_pz_free,
+	.lmr_create = tcp_lmr_create,
+	.lmr_free = tcp_lmr_free,
+	.evd_create = tcp_evd_create,
+	.evd_free = tcp_evd_free,
+	.evd_progress = tcp_evd_progress,
+	.ep_create = tcp_ep_create,
+	.ep_free = tcp_ep_free,
+	.ep_modify = tcp_ep_modify,
+	.ep_connect = tcp_ep_connect,
+	.ep_disconnect = tcp_ep_disconnect,
+	.post_recv = tcp_post_recv,
+	.post_send = tcp_post_send,
+	.post_write = tcp_post_write,
+	.post_read = tcp_post_read,
+	.psp_create = tcp_psp_create,
+	.psp_free = tcp_psp_free,
+	.cr_accept = tcp_cr_accept,
+	.cr_reject = tcp_cr_reject,
+};
+
+static const struct rapt_provider tcp_provider = {
+	.size = sizeof(struct rapt_provider),
+	.abi = RAPT_PROVIDER_ABI,
+	.name = TCP_PROV_NAME,
+	.version = TCP_PROV_VERSION,
+	.description = "software iWARP (MPA rev 2, DDP, RDMAP) over kernel TCP",
+	.init = tcp_init,
+	.fini = tcp_fini,
+	.get_devices = tcp_get_devices,
+	.ops = &tcp_ops,
+};
+
+RAPT_PROVIDER_EXPORT const struct rapt_provider *rapt_provider_entry(void)
+{
+	return &tcp_provider;
+}

@@ -1,0 +1,1252 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp provider: the transmit path.
+ *
+ * Posts queue a WR and run the transmit path in the caller's thread;
+ * EPOLLOUT (armed only while the socket is full) and the receive path run
+ * it too.  Everything here runs with ep->lock held.
+ *
+ * A batch is what one sendmsg() writes: complete FPDUs whose headers and
+ * trailers are built with the codec into a small per-EP scratch buffer
+ * and whose payloads are iovecs straight into the consumer's memory (or
+ * the WR's inline copy), so a trailer and the next header share one
+ * iovec.  A batch ends when the iovecs or the scratch run out, or the
+ * work does; MSG_MORE is set when the next batch is known to follow.  On
+ * EAGAIN the batch stays as it is (iovecs advanced), EPOLLOUT is armed,
+ * and nothing new is built until it is gone.
+ *
+ * Messages never interleave on the wire: one is finished before the next
+ * starts.  Priority at message boundaries: the RTR, Read Responses (in
+ * Read Request order), then the send queue in post order.  A read or a
+ * FENCE WR waits at the head of the untransmitted part of the send queue
+ * while ORD is used up (or, for FENCE, while any read is outstanding).
+ *
+ * Completion: a send or write is done when its last byte is in the
+ * socket (what siw does: iWARP has no acknowledgement), a read when the
+ * last Read Response segment is placed.  WRs complete in post order from
+ * the head of the send queue.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+
+#include "tcp.h"
+
+#define TX_IOV		32	/* iovecs per sendmsg */
+#define TX_SCRATCH	1024	/* headers and trailers of one batch */
+#define TX_COPY_MAX	64	/* payloads copied next to their header */
+/* Worst FPDU header (a Read Request) plus the worst trailer. */
+#define TX_FPDU_CTL	(TCP_MPA_LEN_SIZE + TCP_RDMAP_RREQ_HDR_LEN + \
+			 TCP_FPDU_TRAILER_MAX)
+#define TX_TERM_MAX	(TCP_FPDU_HDR_MAX + TCP_FPDU_TRAILER_MAX)
+#define TX_WRQ_MIN	16	/* initial ring slots */
+#define TX_TERM_WAIT_MS	100	/* how long a Terminate may wait to go out */
+
+#ifdef RAPT_DEBUG
+#define TX_DEBUG 1		/* check every SGE at post time */
+#else
+#define TX_DEBUG 0
+#endif
+
+/* An inbound RDMA Read Request being answered. */
+struct tcp_rresp {
+	uint32_t src_stag;
+	uint32_t size;
+	uint32_t done;
+	uint32_t sink_stag;
+	uint64_t src_to;
+	uint64_t sink_to;
+};
+
+enum tx_cur {
+	TX_CUR_NONE = 0,	/* at a message boundary */
+	TX_CUR_SQ,		/* the WR at sq_next */
+	TX_CUR_RRESP,		/* the IRQ entry at irq_built */
+};
+
+struct tcp_tx {
+	/* The batch in flight: iov[iov_first..iov_n) is still to write. */
+	uint32_t iov_first, iov_n;
+	uint32_t used;			/* scratch bytes */
+	bool pending;
+	bool more;			/* MSG_MORE: another batch follows */
+	uint32_t batch_sq;		/* sq seq: WRs before it end here */
+	uint32_t batch_irq;		/* IRQ entries that end here */
+
+	uint8_t cur;			/* enum tx_cur */
+	uint32_t sq_next;		/* next WR to transmit (or current) */
+	uint32_t sq_marked;		/* WRs before it are marked sent */
+
+	uint32_t msn_send, msn_rreq, msn_term;
+	uint32_t sink_base, sink_n;
+	uint8_t rtr;			/* RTR to send, TCP_MPA_RTR_* */
+	bool rtr_rresp;			/* Read RTR response outstanding */
+	bool drained_told;
+	bool term_pending;		/* a fatal error found while building */
+	struct tcp_term term;
+
+	/* Outstanding reads (send queue seqs), oldest first; ORD long. */
+	uint32_t *orq;
+	uint32_t orq_cap, orq_head, orq_count;
+
+	/* Inbound Read Requests, oldest first; the first irq_built have
+	 * their whole response in a batch. */
+	struct tcp_rresp *irq;
+	uint32_t irq_cap, irq_head, irq_count, irq_built;
+
+	struct iovec iov[TX_IOV];
+	uint8_t scratch[TX_SCRATCH];
+};
+
+/* ------------------------------------------------------------------ */
+/* WR queues                                                           */
+/* ------------------------------------------------------------------ */
+
+static uint32_t pow2_at_least(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+/**
+ * tcp_wrq_init - set up a WR ring
+ * @q: the ring
+ * @depth: most WRs it will hold
+ * @nsge: SGEs per WR
+ * @inline_len: inline bytes per WR
+ *
+ * Return: 0, RAPT_ENOMEM.
+ */
+int tcp_wrq_init(struct tcp_wrq *q, uint32_t depth, uint32_t nsge,
+		 uint32_t inline_len)
+{
+	uint32_t cap = pow2_at_least(depth ? depth : 1);
+
+	memset(q, 0, sizeof(*q));
+	q->nsge = nsge;
+	q->stride = (uint32_t)(sizeof(struct tcp_wr) +
+			       nsge * sizeof(struct rapt_sge) +
+			       ((inline_len + 7) & ~7u));
+	q->max = depth ? depth : 1;
+	q->cap = cap < TX_WRQ_MIN ? cap : TX_WRQ_MIN;
+	q->slots = calloc(q->cap, q->stride);
+	if (!q->slots)
+		return RAPT_ENOMEM;
+	return 0;
+}
+
+/**
+ * tcp_wrq_fini - free a WR ring
+ * @q: the ring
+ */
+void tcp_wrq_fini(struct tcp_wrq *q)
+{
+	free(q->slots);
+	free(q->old);
+	q->slots = NULL;
+	q->old = NULL;
+}
+
+/**
+ * tcp_wrq_reap - free an outgrown array once nothing points into it
+ * @q: the ring
+ */
+void tcp_wrq_reap(struct tcp_wrq *q)
+{
+	free(q->old);
+	q->old = NULL;
+}
+
+static int wrq_grow(struct tcp_wrq *q)
+{
+	uint32_t cap = q->cap * 2, seq;
+	uint8_t *n = malloc((size_t)cap * q->stride);
+
+	if (!n)
+		return RAPT_ENOMEM;
+	for (seq = q->head; seq != q->tail; seq++)
+		memcpy(n + (size_t)(seq & (cap - 1)) * q->stride,
+		       tcp_wrq_at(q, seq), q->stride);
+	/* Only the array a pending batch was built from must survive. */
+	if (q->old)
+		free(q->slots);
+	else
+		q->old = q->slots;
+	q->slots = n;
+	q->cap = cap;
+	return 0;
+}
+
+/**
+ * tcp_wrq_reserve - the slot at the tail, growing the ring if needed
+ * @q: the ring
+ * @err: RAPT_ENOSPC or RAPT_ENOMEM when NULL is returned
+ *
+ * The caller fills the slot and then counts it with q->tail++.
+ */
+struct tcp_wr *tcp_wrq_reserve(struct tcp_wrq *q, int *err)
+{
+	uint32_t n = tcp_wrq_count(q);
+
+	if (n >= q->max) {
+		*err = RAPT_ENOSPC;
+		return NULL;
+	}
+	if (n == q->cap) {
+		*err = wrq_grow(q);
+		if (*err)
+			return NULL;
+	}
+	return tcp_wrq_at(q, q->tail);
+}
+
+/* ------------------------------------------------------------------ */
+/* Set-up and tear-down                                                */
+/* ------------------------------------------------------------------ */
+
+static uint32_t tx_random(void)
+{
+	uint32_t r = 0;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = (uint32_t)(uintptr_t)&r * 2654435761u;
+	return r;
+}
+
+/**
+ * tcp_dto_init - allocate an EP's data-path state (at ep_create)
+ * @ep: the EP, with ep->attr filled in
+ *
+ * Return: 0, RAPT_ENOMEM.
+ */
+int tcp_dto_init(struct tcp_ep *ep)
+{
+	struct tcp_tx *tx;
+	int ret;
+
+	tx = calloc(1, sizeof(*tx));
+	if (!tx)
+		goto err_nomem;
+	ep->tx = tx;
+	tx->msn_send = 1;
+	tx->msn_rreq = 1;
+	tx->msn_term = 1;
+	tx->sink_base = tx_random();
+	ret = tcp_wrq_init(&ep->sq, ep->attr.max_send, ep->attr.max_send_sge,
+			   ep->attr.max_inline);
+	if (ret)
+		goto err_nomem;
+	ret = tcp_wrq_init(&ep->rq, ep->attr.max_recv, ep->attr.max_recv_sge,
+			   0);
+	if (ret)
+		goto err_nomem;
+	ret = tcp_rx_init(ep);
+	if (ret)
+		goto err_nomem;
+	return 0;
+
+err_nomem:
+	tcp_dto_fini(ep);
+	tcp_err("out of memory for an EP's queues");
+	return RAPT_ENOMEM;
+}
+
+/**
+ * tcp_dto_fini - free an EP's data-path state (at ep_free)
+ * @ep: the EP
+ */
+void tcp_dto_fini(struct tcp_ep *ep)
+{
+	tcp_rx_fini(ep);
+	tcp_wrq_fini(&ep->sq);
+	tcp_wrq_fini(&ep->rq);
+	if (ep->tx) {
+		free(ep->tx->irq);
+		free(ep->tx->orq);
+	}
+	free(ep->tx);
+	ep->tx = NULL;
+}
+
+/**
+ * tcp_dto_footprint - bytes of data-path memory an EP holds now
+ * @ep: the EP
+ */
+size_t tcp_dto_footprint(const struct tcp_ep *ep)
+{
+	size_t n = tcp_rx_footprint(ep);
+
+	if (ep->tx)
+		n += sizeof(*ep->tx) +
+		     (size_t)ep->tx->irq_cap * sizeof(struct tcp_rresp) +
+		     (size_t)ep->tx->orq_cap * sizeof(uint32_t);
+	n += (size_t)ep->sq.cap * ep->sq.stride;
+	n += (size_t)ep->rq.cap * ep->rq.stride;
+	return n;
+}
+
+/**
+ * tcp_dto_start - the connection moves data from now on
+ * @ep: the EP, in RTS or RTR_WAIT, with ird/ord/crc/max_ulpdu negotiated
+ *
+ * Sizes the inbound read queue for the negotiated IRD.  Pushes no event.
+ */
+void tcp_dto_start(struct tcp_ep *ep)
+{
+	struct tcp_tx *tx = ep->tx;
+	uint32_t icap = ep->ird ? ep->ird : 1, ocap = ep->ord ? ep->ord : 1;
+	struct tcp_rresp *irq;
+	uint32_t *orq;
+
+	tcp_rx_start(ep);
+	if (icap > tx->irq_cap) {
+		irq = calloc(icap, sizeof(*irq));
+		if (irq) {
+			free(tx->irq);
+			tx->irq = irq;
+			tx->irq_cap = icap;
+		}
+	}
+	if (ocap > tx->orq_cap) {
+		orq = calloc(ocap, sizeof(*orq));
+		if (orq) {
+			free(tx->orq);
+			tx->orq = orq;
+			tx->orq_cap = ocap;
+		}
+	}
+	/* Without the memory, reads beyond what fits wait or are refused
+	 * (Terminate), which is what a smaller IRD/ORD would do. */
+	if (tx->irq_cap < icap || tx->orq_cap < ocap)
+		tcp_warn("no memory for an IRD of %u / ORD of %u", icap, ocap);
+	if (ep->state == TCP_EP_RTS)
+		tcp_tx_progress(ep);
+}
+
+/* ------------------------------------------------------------------ */
+/* Completion                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Complete send queue WRs from the head while they are done. */
+static void tx_retire(struct tcp_ep *ep)
+{
+	struct tcp_wr *wr;
+
+	while ((wr = tcp_wrq_head(&ep->sq)) && (wr->flags & TCP_WR_DONE)) {
+		if (!(wr->flags & RAPT_POST_SUPPRESS))
+			tcp_complete(ep, ep->req_evd, wr, RAPT_DTO_SUCCESS,
+				     wr->len, 0, 0);
+		ep->sq.head++;
+	}
+}
+
+static uint32_t wr_status(const struct tcp_wr *wr)
+{
+	uint32_t s = (wr->flags & TCP_WR_ERR_MASK) >> TCP_WR_ERR_SHIFT;
+
+	return s ? s : RAPT_DTO_FLUSHED;
+}
+
+/**
+ * tcp_dto_flush - complete every outstanding WR (called by the CM before
+ * it reports DISCONNECTED or BROKEN)
+ * @ep: the EP, locked
+ *
+ * Send queue then receive queue, each in post order; a WR marked with an
+ * error (Terminate, local protection) completes with it, the others
+ * FLUSHED.  Nothing is transmitted afterwards.
+ */
+void tcp_dto_flush(struct tcp_ep *ep)
+{
+	struct tcp_tx *tx = ep->tx;
+	struct tcp_wr *wr;
+
+	while ((wr = tcp_wrq_head(&ep->sq))) {
+		tcp_complete(ep, ep->req_evd, wr, wr_status(wr), 0, 0, 0);
+		ep->sq.head++;
+	}
+	while ((wr = tcp_wrq_head(&ep->rq))) {
+		tcp_complete(ep, ep->recv_evd, wr, wr_status(wr), wr->done, 0,
+			     0);
+		ep->rq.head++;
+	}
+	tx->pending = false;
+	tx->iov_first = tx->iov_n = 0;
+	tx->cur = TX_CUR_NONE;
+	tx->sq_next = tx->sq_marked = ep->sq.tail;
+	tx->orq_count = 0;
+	tx->irq_count = tx->irq_built = 0;
+	tx->rtr = 0;
+	tx->rtr_rresp = false;
+	tx->term_pending = false;
+	tcp_wrq_reap(&ep->sq);
+}
+
+/* ------------------------------------------------------------------ */
+/* Posting                                                             */
+/* ------------------------------------------------------------------ */
+
+static uint64_t sgl_bytes(const struct rapt_sge *sgl, uint32_t nsge)
+{
+	uint64_t n = 0;
+	uint32_t i;
+
+	for (i = 0; i < nsge; i++)
+		n += sgl[i].length;
+	return n;
+}
+
+/* Debug builds check keys at post time (release: in the completion). */
+static int post_debug_check(struct tcp_ep *ep, const struct rapt_sge *sgl,
+			    uint32_t nsge, uint32_t need, const char *what)
+{
+	if (!TX_DEBUG || !tcp_sge_check(ep->ia, sgl, nsge, need))
+		return 0;
+	rapt_prov_set_error("%s: an SGE has a bad lkey, is outside its "
+			    "region or lacks local write", what);
+	return RAPT_EINVAL;
+}
+
+static void wr_fill(struct tcp_wrq *q, struct tcp_wr *wr, uint8_t op,
+		    const struct rapt_sge *sgl, uint32_t nsge, uint64_t cookie,
+		    uint32_t flags, uint64_t len)
+{
+	wr->cookie = cookie;
+	wr->op = op;
+	wr->flags = (uint16_t)(flags & (RAPT_POST_SUPPRESS |
+					RAPT_POST_SOLICITED |
+					RAPT_POST_FENCE | RAPT_POST_INLINE));
+	wr->len = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+	wr->done = 0;
+	wr->msn = 0;
+	wr->aux = 0;
+	wr->raddr = 0;
+	wr->rkey = 0;
+	if (flags & RAPT_POST_INLINE) {
+		uint8_t *d = tcp_wr_inline(q, wr);
+		uint32_t i;
+
+		for (i = 0; i < nsge; i++) {
+			memcpy(d, (void *)(uintptr_t)sgl[i].addr,
+			       sgl[i].length);
+			d += sgl[i].length;
+		}
+		wr->nsge = 0;
+	} else {
+		if (nsge)
+			memcpy(wr->sge, sgl, nsge * sizeof(*sgl));
+		wr->nsge = (uint8_t)nsge;
+	}
+}
+
+/**
+ * tcp_post_recv - the post_recv op
+ *
+ * Valid in every state; on a closed EP the receive completes FLUSHED at
+ * once.  Return: 0, RAPT_ENOSPC, RAPT_ENOMEM, RAPT_EINVAL (debug builds:
+ * a bad SGE).
+ */
+int tcp_post_recv(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
+		  uint64_t cookie)
+{
+	struct tcp_ep *ep = pep;
+	struct tcp_wr *wr;
+	int ret = 0;
+
+	pthread_mutex_lock(&ep->lock);
+	ret = post_debug_check(ep, sgl, nsge, RAPT_MEM_LOCAL_WRITE,
+			       "rapt_ep_post_recv");
+	if (ret)
+		goto out;
+	wr = tcp_wrq_reserve(&ep->rq, &ret);
+	if (!wr)
+		goto out;
+	wr_fill(&ep->rq, wr, RAPT_OP_RECV, sgl, nsge, cookie, 0,
+		sgl_bytes(sgl, nsge));
+	ep->rq.tail++;
+	tcp_wrq_reap(&ep->rq);
+	if (ep->state == TCP_EP_CLOSED) {
+		tcp_complete(ep, ep->recv_evd, wr, RAPT_DTO_FLUSHED, 0, 0, 0);
+		ep->rq.head++;
+	}
+out:
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+/* Queue one send-queue WR and start transmitting. */
+static int post_sq(struct tcp_ep *ep, uint8_t op, const struct rapt_sge *sgl,
+		   uint32_t nsge, uint64_t cookie, uint32_t flags,
+		   uint64_t raddr, uint32_t rkey, uint32_t aux,
+		   const char *what)
+{
+	uint64_t len = sgl_bytes(sgl, nsge);
+	struct tcp_wr *wr;
+	int ret = 0;
+
+	if (len > TCP_MAX_MSG) {
+		rapt_prov_set_error("%s: %llu bytes exceed %llu", what,
+				    (unsigned long long)len, TCP_MAX_MSG);
+		return RAPT_ELENGTH;
+	}
+	pthread_mutex_lock(&ep->lock);
+	if (ep->state != TCP_EP_RTS) {
+		ret = RAPT_ESTATE;
+		goto out;
+	}
+	if (op == RAPT_OP_RDMA_READ && !ep->ord) {
+		rapt_prov_set_error("%s: the connection negotiated ORD 0",
+				    what);
+		ret = RAPT_ENOTSUP;
+		goto out;
+	}
+	if (!(flags & RAPT_POST_INLINE)) {
+		ret = post_debug_check(ep, sgl, nsge,
+				       op == RAPT_OP_RDMA_READ ?
+				       RAPT_MEM_LOCAL_WRITE : 0, what);
+		if (ret)
+			goto out;
+	}
+	wr = tcp_wrq_reserve(&ep->sq, &ret);
+	if (!wr)
+		goto out;
+	wr_fill(&ep->sq, wr, op, sgl, nsge, cookie, flags, len);
+	if (flags & RAPT_PROV_POST_INVALIDATE)
+		wr->flags |= TCP_WR_INVALIDATE;
+	wr->raddr = raddr;
+	wr->rkey = rkey;
+	wr->aux = aux;
+	ep->sq.tail++;
+	if (!ep->sends_held)
+		tcp_tx_progress(ep);
+out:
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+/** tcp_post_send - the post_send op (see struct rapt_prov_ops) */
+int tcp_post_send(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
+		  uint64_t cookie, uint32_t flags, uint32_t inv_rkey)
+{
+	return post_sq(pep, RAPT_OP_SEND, sgl, nsge, cookie, flags, 0, 0,
+		       inv_rkey, "rapt_ep_post_send");
+}
+
+/** tcp_post_write - the post_write op */
+int tcp_post_write(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
+		   uint64_t cookie, uint64_t raddr, uint32_t rkey,
+		   uint32_t flags)
+{
+	return post_sq(pep, RAPT_OP_RDMA_WRITE, sgl, nsge, cookie, flags,
+		       raddr, rkey, 0, "rapt_ep_post_write");
+}
+
+/** tcp_post_read - the post_read op */
+int tcp_post_read(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
+		  uint64_t cookie, uint64_t raddr, uint32_t rkey,
+		  uint32_t flags)
+{
+	return post_sq(pep, RAPT_OP_RDMA_READ, sgl, nsge, cookie,
+		       flags & ~RAPT_POST_INLINE, raddr, rkey, 0,
+		       "rapt_ep_post_read");
+}
+
+/**
+ * tcp_tx_rtr - send the zero-length RTR (active side, after the reply)
+ * @ep: the EP, locked, with ep->crc negotiated
+ * @rtr: TCP_MPA_RTR_WRITE or TCP_MPA_RTR_READ
+ *
+ * The RTR goes out before anything else; it is never completed to the
+ * consumer.  A Read RTR takes an ORD slot until its zero-length Read
+ * Response comes back (tcp_rx.c swallows it).
+ *
+ * Return: 0, RAPT_EINVAL for another @rtr.
+ */
+int tcp_tx_rtr(struct tcp_ep *ep, uint8_t rtr)
+{
+	if (rtr != TCP_MPA_RTR_WRITE && rtr != TCP_MPA_RTR_READ)
+		return RAPT_EINVAL;
+	ep->tx->rtr = rtr;
+	tcp_tx_progress(ep);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Batch building                                                      */
+/* ------------------------------------------------------------------ */
+
+static uint32_t ord_used(const struct tcp_tx *tx)
+{
+	return tx->orq_count + tx->rtr_rresp;
+}
+
+static uint32_t payload_max(const struct tcp_ep *ep, int hdr)
+{
+	uint32_t u = ep->max_ulpdu;
+
+	if (!u || u > TCP_FPDU_ULPDU_MAX)
+		u = TCP_FPDU_ULPDU_MAX;
+	if (u < (uint32_t)hdr + 64)
+		u = (uint32_t)hdr + 64;
+	return (u - (uint32_t)hdr) & ~3u;
+}
+
+static bool sq_may_run(const struct tcp_ep *ep)
+{
+	return (ep->state == TCP_EP_RTS || ep->state == TCP_EP_CLOSING) &&
+	       !ep->sends_held;
+}
+
+/* May the WR at sq_next start now (ORD, FENCE)? */
+static bool sq_next_ready(const struct tcp_ep *ep)
+{
+	const struct tcp_tx *tx = ep->tx;
+	const struct tcp_wr *wr;
+
+	if (tx->sq_next == ep->sq.tail || !sq_may_run(ep))
+		return false;
+	wr = tcp_wrq_at(&ep->sq, tx->sq_next);
+	if ((wr->flags & RAPT_POST_FENCE) && ord_used(tx))
+		return false;
+	if (wr->op == RAPT_OP_RDMA_READ &&
+	    (ord_used(tx) >= ep->ord || tx->orq_count >= tx->orq_cap))
+		return false;
+	return true;
+}
+
+/* Is there a message the builder could start or continue now? */
+static bool tx_work(const struct tcp_ep *ep)
+{
+	const struct tcp_tx *tx = ep->tx;
+
+	if (tx->term_pending)
+		return false;
+	return tx->cur != TX_CUR_NONE || tx->rtr ||
+	       tx->irq_built < tx->irq_count || sq_next_ready(ep);
+}
+
+static void iov_add(struct tcp_tx *tx, const void *p, size_t len)
+{
+	struct iovec *last = tx->iov_n ? &tx->iov[tx->iov_n - 1] : NULL;
+
+	if (!len)
+		return;
+	if (last && (uint8_t *)last->iov_base + last->iov_len == p) {
+		last->iov_len += len;
+		return;
+	}
+	tx->iov[tx->iov_n].iov_base = (void *)p;
+	tx->iov[tx->iov_n].iov_len = len;
+	tx->iov_n++;
+}
+
+/* Put a header into the scratch; returns its CRC seed. */
+static uint32_t put_hdr(struct tcp_ep *ep, const struct tcp_ddp_hdr *h,
+			uint32_t payload, uint32_t *ulpdu)
+{
+	struct tcp_tx *tx = ep->tx;
+	uint8_t *p = tx->scratch + tx->used;
+	int n = tcp_ddp_build_hdr(h, payload, p, TX_SCRATCH - tx->used);
+
+	/* Cannot fail: opcodes are ours and sizes were bounded. */
+	tx->used += (uint32_t)n;
+	iov_add(tx, p, (size_t)n);
+	*ulpdu = (uint32_t)n - TCP_MPA_LEN_SIZE + payload;
+	return ep->crc ? tcp_crc32c(0, p, (size_t)n) : 0;
+}
+
+static void put_trailer(struct tcp_ep *ep, uint32_t ulpdu, uint32_t crc)
+{
+	struct tcp_tx *tx = ep->tx;
+	uint8_t *p = tx->scratch + tx->used;
+	unsigned int n = tcp_fpdu_trailer(ulpdu, ep->crc, crc, p);
+
+	tx->used += n;
+	iov_add(tx, p, n);
+}
+
+/* Record a fatal error found while building; it goes out as a Terminate
+ * once the batch built so far is written. */
+static void tx_fatal(struct tcp_ep *ep, uint8_t layer, uint8_t etype,
+		     uint8_t ecode)
+{
+	struct tcp_tx *tx = ep->tx;
+
+	memset(&tx->term, 0, sizeof(tx->term));
+	tx->term.layer = layer;
+	tx->term.etype = etype;
+	tx->term.ecode = ecode;
+	tx->term_pending = true;
+}
+
+/*
+ * A small payload is copied into the scratch right after its header, so
+ * a small message goes out as one contiguous iovec (the kernel handles
+ * one segment faster than three).  Returns where the bytes now are.
+ */
+static const uint8_t *tx_small(struct tcp_tx *tx, const uint8_t *p,
+			       uint32_t n)
+{
+	uint8_t *d = tx->scratch + tx->used;
+
+	if (n > TX_COPY_MAX ||
+	    tx->used + n + TCP_FPDU_TRAILER_MAX > TX_SCRATCH)
+		return p;
+	memcpy(d, p, n);
+	tx->used += n;
+	return d;
+}
+
+/*
+ * Add iovecs for @len payload bytes of @wr from byte @off, checking every
+ * SGE's key and bounds (pinned while the CRC reads it).  Returns the CRC
+ * or sets *@bad.
+ */
+static uint32_t put_wr_payload(struct tcp_ep *ep, struct tcp_wr *wr,
+			       uint32_t off, uint32_t len, uint32_t crc,
+			       bool *bad)
+{
+	struct tcp_tx *tx = ep->tx;
+	struct tcp_stag_slot *pin;
+	const uint8_t *p;
+	uint32_t i, n;
+
+	if (wr->flags & RAPT_POST_INLINE) {
+		p = tcp_wr_inline(&ep->sq, wr) + off;
+		iov_add(tx, tx_small(tx, p, len), len);
+		return ep->crc ? tcp_crc32c(crc, p, len) : crc;
+	}
+	for (i = 0; i < wr->nsge && len; i++) {
+		if (off >= wr->sge[i].length) {
+			off -= wr->sge[i].length;
+			continue;
+		}
+		n = wr->sge[i].length - off;
+		if (n > len)
+			n = len;
+		p = tcp_mem_lkey(ep->ia, wr->sge[i].lkey,
+				 wr->sge[i].addr + off, n, 0, &pin);
+		if (!p) {
+			*bad = true;
+			return 0;
+		}
+		if (ep->crc)
+			crc = tcp_crc32c(crc, p, n);
+		p = tx_small(tx, p, n);
+		tcp_mem_put(pin);
+		iov_add(tx, p, n);
+		len -= n;
+		off = 0;
+	}
+	return crc;
+}
+
+static uint8_t send_opcode(const struct tcp_wr *wr)
+{
+	bool se = wr->flags & RAPT_POST_SOLICITED;
+
+	if (wr->flags & TCP_WR_INVALIDATE)
+		return se ? TCP_RDMAP_SEND_SE_INV : TCP_RDMAP_SEND_INV;
+	return se ? TCP_RDMAP_SEND_SE : TCP_RDMAP_SEND;
+}
+
+/* A WR starts: number it and, for a read, put it in the ORQ. */
+static void sq_start(struct tcp_ep *ep, struct tcp_wr *wr)
+{
+	struct tcp_tx *tx = ep->tx;
+
+	tx->cur = TX_CUR_SQ;
+	if (wr->op == RAPT_OP_SEND) {
+		wr->msn = tx->msn_send++;
+	} else if (wr->op == RAPT_OP_RDMA_READ) {
+		wr->msn = tx->msn_rreq++;
+		do {
+			wr->aux = tx->sink_base + ++tx->sink_n;
+		} while (wr->aux <= TCP_RTR_STAG);
+		tx->orq[(tx->orq_head + tx->orq_count) % tx->orq_cap] =
+			tx->sq_next;
+		tx->orq_count++;
+		wr->flags |= TCP_WR_QUEUED;
+	}
+}
+
+/* One FPDU of the current send queue WR. */
+static void put_sq_fpdu(struct tcp_ep *ep)
+{
+	struct tcp_tx *tx = ep->tx;
+	struct tcp_wr *wr = tcp_wrq_at(&ep->sq, tx->sq_next);
+	struct tcp_ddp_hdr h = { 0 };
+	uint32_t n = 0, ulpdu, crc, room, iov_n, used;
+	size_t last_len;
+	bool bad = false;
+
+	if (wr->op == RAPT_OP_RDMA_READ) {
+		h.opcode = TCP_RDMAP_READ_REQ;
+		h.msn = wr->msn;
+		h.rreq.sink_stag = wr->aux;
+		h.rreq.size = wr->len;
+		h.rreq.src_stag = wr->rkey;
+		h.rreq.src_to = wr->raddr;
+	} else {
+		if (wr->op == RAPT_OP_RDMA_WRITE) {
+			h.opcode = TCP_RDMAP_WRITE;
+			h.stag = wr->rkey;
+			h.to = wr->raddr + wr->done;
+		} else {
+			h.opcode = send_opcode(wr);
+			h.msn = wr->msn;
+			h.mo = wr->done;
+			h.inv_stag = wr->aux;
+		}
+		n = wr->len - wr->done;
+		room = payload_max(ep, tcp_ddp_hdr_size(h.opcode));
+		if (n > room)
+			n = room;
+	}
+	h.last = wr->op == RAPT_OP_RDMA_READ || wr->done + n == wr->len;
+	iov_n = tx->iov_n;
+	last_len = iov_n ? tx->iov[iov_n - 1].iov_len : 0;
+	used = tx->used;
+	crc = put_hdr(ep, &h, n, &ulpdu);
+	if (n)
+		crc = put_wr_payload(ep, wr, wr->done, n, crc, &bad);
+	if (bad) {
+		/* Take the FPDU back out of the batch. */
+		tx->iov_n = iov_n;
+		if (iov_n)
+			tx->iov[iov_n - 1].iov_len = last_len;
+		tx->used = used;
+		tcp_wr_set_err(wr, RAPT_DTO_LOCAL_PROTECTION);
+		tx_fatal(ep, TCP_TERM_LAYER_RDMAP, TCP_TERM_RDMAP_CATASTROPHIC,
+			 0);
+		return;
+	}
+	put_trailer(ep, ulpdu, crc);
+	wr->done += n;
+	if (h.last) {
+		tx->cur = TX_CUR_NONE;
+		tx->sq_next++;
+	}
+}
+
+/* One FPDU of the Read Response being sent. */
+static void put_rresp_fpdu(struct tcp_ep *ep)
+{
+	struct tcp_tx *tx = ep->tx;
+	struct tcp_rresp *r = &tx->irq[(tx->irq_head + tx->irq_built) %
+				       tx->irq_cap];
+	struct tcp_ddp_hdr h = { .opcode = TCP_RDMAP_READ_RESP };
+	struct tcp_stag_slot *pin = NULL;
+	uint32_t n = r->size - r->done, ulpdu, crc, room;
+	uint8_t ecode = 0;
+	uint8_t *p = NULL;
+
+	room = payload_max(ep, TCP_DDP_TAGGED_HDR_LEN);
+	if (n > room)
+		n = room;
+	if (n) {
+		p = tcp_mem_rkey(ep->ia, r->src_stag, r->src_to + r->done, n,
+				 RAPT_MEM_REMOTE_READ, &ecode, &pin);
+		if (!p) {
+			/* The region went away while we answered. */
+			tx_fatal(ep, TCP_TERM_LAYER_RDMAP,
+				 TCP_TERM_RDMAP_PROTECTION, ecode);
+			return;
+		}
+	}
+	h.stag = r->sink_stag;
+	h.to = r->sink_to + r->done;
+	h.last = r->done + n == r->size;
+	crc = put_hdr(ep, &h, n, &ulpdu);
+	if (n) {
+		if (ep->crc)
+			crc = tcp_crc32c(crc, p, n);
+		tcp_mem_put(pin);
+		iov_add(tx, p, n);
+	}
+	put_trailer(ep, ulpdu, crc);
+	r->done += n;
+	if (h.last) {
+		tx->cur = TX_CUR_NONE;
+		tx->irq_built++;
+	}
+}
+
+static void put_rtr(struct tcp_ep *ep)
+{
+	struct tcp_tx *tx = ep->tx;
+	uint8_t *p = tx->scratch + tx->used;
+	uint32_t msn = 0;
+	int n;
+
+	if (tx->rtr == TCP_MPA_RTR_READ) {
+		msn = tx->msn_rreq++;
+		tx->rtr_rresp = true;
+	}
+	n = tcp_fpdu_build_rtr(tx->rtr, msn, ep->crc, p, TX_SCRATCH - tx->used);
+	tx->rtr = 0;
+	if (n <= 0)
+		return;
+	tx->used += (uint32_t)n;
+	iov_add(tx, p, (size_t)n);
+}
+
+/* Build the next batch; false when there is nothing to send. */
+static bool tx_build(struct tcp_ep *ep)
+{
+	struct tcp_tx *tx = ep->tx;
+
+	tx->iov_first = tx->iov_n = 0;
+	tx->used = 0;
+	tx->more = false;
+	tx->batch_irq = tx->irq_built;
+	while (tx_work(ep)) {
+		if (tx->iov_n + TCP_MAX_SGE + 2 > TX_IOV ||
+		    tx->used + TX_FPDU_CTL > TX_SCRATCH) {
+			tx->more = true;
+			break;
+		}
+		if (tx->cur == TX_CUR_SQ) {
+			put_sq_fpdu(ep);
+		} else if (tx->cur == TX_CUR_RRESP) {
+			put_rresp_fpdu(ep);
+		} else if (tx->rtr) {
+			put_rtr(ep);
+		} else if (tx->irq_built < tx->irq_count) {
+			tx->cur = TX_CUR_RRESP;
+		} else {
+			sq_start(ep, tcp_wrq_at(&ep->sq, tx->sq_next));
+		}
+	}
+	tx->batch_sq = tx->sq_next;
+	tx->batch_irq = tx->irq_built - tx->batch_irq;
+	tx->pending = tx->iov_n > 0;
+	return tx->pending;
+}
+
+/* The whole batch is in the socket: mark what it finished. */
+static void tx_batch_done(struct tcp_ep *ep)
+{
+	struct tcp_tx *tx = ep->tx;
+	struct tcp_wr *wr;
+
+	tx->pending = false;
+	for (; tx->sq_marked != tx->batch_sq; tx->sq_marked++) {
+		wr = tcp_wrq_at(&ep->sq, tx->sq_marked);
+		if (wr->op != RAPT_OP_RDMA_READ)
+			wr->flags |= TCP_WR_DONE;
+	}
+	tx->irq_head = (tx->irq_head + tx->batch_irq) %
+		       (tx->irq_cap ? tx->irq_cap : 1);
+	tx->irq_count -= tx->batch_irq;
+	tx->irq_built -= tx->batch_irq;
+	tx->batch_irq = 0;
+	tcp_wrq_reap(&ep->sq);
+	tx_retire(ep);
+}
+
+/* ------------------------------------------------------------------ */
+/* Writing                                                             */
+/* ------------------------------------------------------------------ */
+
+static void tx_epollout(struct tcp_ep *ep, bool on)
+{
+	uint32_t ev = ep->io.events;
+
+	if (!!(ev & EPOLLOUT) == on)
+		return;
+	ev = on ? ev | EPOLLOUT : ev & ~(uint32_t)EPOLLOUT;
+	if (tcp_engine_mod(ep->ia->eng, &ep->io, ev))
+		tcp_warn("could not %s EPOLLOUT on fd %d",
+			 on ? "arm" : "disarm", ep->io.fd);
+}
+
+/* Write the pending batch: 0 (all of it), RAPT_EAGAIN, or an error. */
+static int tx_write(struct tcp_ep *ep)
+{
+	struct tcp_tx *tx = ep->tx;
+	struct msghdr msg = { 0 };
+	int flags = MSG_DONTWAIT | MSG_NOSIGNAL;
+	ssize_t n;
+
+	if (tx->more)
+		flags |= MSG_MORE;
+	while (tx->iov_first < tx->iov_n) {
+		msg.msg_iov = &tx->iov[tx->iov_first];
+		msg.msg_iovlen = tx->iov_n - tx->iov_first;
+		n = sendmsg(ep->io.fd, &msg, flags);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return RAPT_EAGAIN;
+			tcp_info("fd %d: sendmsg: %m", ep->io.fd);
+			return RAPT_EIO;
+		}
+		while (n > 0) {
+			struct iovec *v = &tx->iov[tx->iov_first];
+
+			if ((size_t)n < v->iov_len) {
+				v->iov_base = (uint8_t *)v->iov_base + n;
+				v->iov_len -= (size_t)n;
+				break;
+			}
+			n -= (ssize_t)v->iov_len;
+			tx->iov_first++;
+		}
+	}
+	return 0;
+}
+
+/* Data may go out: a connection in full operation, or the RTR (or the
+ * rest of a batch) whatever the CM has set the state to meanwhile. */
+static bool tx_open(const struct tcp_ep *ep)
+{
+	if (ep->io.fd < 0 || ep->state == TCP_EP_IDLE ||
+	    ep->state == TCP_EP_CLOSED)
+		return false;
+	return ep->state == TCP_EP_RTS || ep->state == TCP_EP_CLOSING ||
+	       ep->state == TCP_EP_RTR_WAIT || ep->tx->rtr ||
+	       ep->tx->pending;
+}
+
+/**
+ * tcp_tx_progress - write what can be written now
+ * @ep: the EP, locked
+ *
+ * Arms EPOLLOUT when the socket is full and disarms it when the work is
+ * done; tells the CM when a graceful close has nothing left to send.
+ */
+void tcp_tx_progress(struct tcp_ep *ep)
+{
+	struct tcp_tx *tx = ep->tx;
+	int ret;
+
+	while (tx_open(ep)) {
+		if (!tx->pending && !tx_build(ep))
+			break;
+		ret = tx_write(ep);
+		if (ret == RAPT_EAGAIN) {
+			tx_epollout(ep, true);
+			return;
+		}
+		if (ret) {
+			tcp_cm_fail(ep, ret);
+			return;
+		}
+		tx_batch_done(ep);
+	}
+	if (!tx_open(ep))
+		return;
+	if (tx->term_pending) {
+		tx->term_pending = false;
+		tcp_tx_terminate(ep, &tx->term);
+		return;
+	}
+	tx_epollout(ep, false);
+	if (ep->state == TCP_EP_CLOSING && !tx->drained_told &&
+	    tcp_tx_idle(ep)) {
+		tx->drained_told = true;
+		tcp_cm_tx_drained(ep);
+	}
+}
+
+/**
+ * tcp_tx_idle - nothing to write and no read waiting for its response
+ * @ep: the EP, locked
+ */
+bool tcp_tx_idle(struct tcp_ep *ep)
+{
+	const struct tcp_tx *tx = ep->tx;
+
+	return !tx->pending && !tx_work(ep) && !tx->orq_count &&
+	       !tx->rtr_rresp && !tx->irq_count &&
+	       (tx->sq_next == ep->sq.tail || !sq_may_run(ep));
+}
+
+/* ------------------------------------------------------------------ */
+/* Terminate                                                           */
+/* ------------------------------------------------------------------ */
+
+/* Write @len bytes, waiting up to *@ms for room; false if it cannot. */
+static bool term_write(int fd, const void *buf, size_t len, int *ms)
+{
+	const uint8_t *p = buf;
+	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+	uint64_t t0;
+	ssize_t n;
+
+	while (len) {
+		n = send(fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+			return false;
+		t0 = tcp_now_ns();
+		if (*ms <= 0 || poll(&pfd, 1, *ms) <= 0)
+			return false;
+		*ms -= (int)((tcp_now_ns() - t0) / 1000000);
+	}
+	return true;
+}
+
+static int term_status(const struct tcp_term *t)
+{
+	if ((t->layer == TCP_TERM_LAYER_RDMAP &&
+	     t->etype == TCP_TERM_RDMAP_PROTECTION) ||
+	    (t->layer == TCP_TERM_LAYER_DDP &&
+	     t->etype == TCP_TERM_DDP_TAGGED))
+		return RAPT_EACCES;
+	return RAPT_EPROTO;
+}
+
+/**
+ * tcp_tx_terminate - send a Terminate, then fail the connection
+ * @ep: the EP, locked
+ * @t: what to report (layer, type, code, copied headers)
+ *
+ * The rest of a partly written batch goes first (an FPDU cannot be cut),
+ * waiting at most TX_TERM_WAIT_MS for socket room; then the Terminate;
+ * then what the peer has already sent is discarded, so closing the
+ * socket does not turn into a reset that would destroy the Terminate.
+ */
+void tcp_tx_terminate(struct tcp_ep *ep, const struct tcp_term *t)
+{
+	struct tcp_tx *tx = ep->tx;
+	struct tcp_ddp_hdr h = { .opcode = TCP_RDMAP_TERMINATE, .last = true };
+	uint8_t buf[TX_TERM_MAX];
+	int ms = TX_TERM_WAIT_MS, n;
+	uint32_t i;
+
+	tcp_info("fd %d: sending Terminate layer %u type %u code %#x",
+		 ep->io.fd, t->layer, t->etype, t->ecode);
+	if (!tx_open(ep)) {
+		tcp_cm_fail(ep, term_status(t));
+		return;
+	}
+	h.msn = tx->msn_term++;
+	h.term = *t;
+	n = tcp_fpdu_build(&h, NULL, 0, ep->crc, buf, sizeof(buf));
+	for (i = tx->iov_first; tx->pending && i < tx->iov_n; i++)
+		if (!term_write(ep->io.fd, tx->iov[i].iov_base,
+				tx->iov[i].iov_len, &ms))
+			break;
+	if (n > 0 && (!tx->pending || i == tx->iov_n))
+		term_write(ep->io.fd, buf, (size_t)n, &ms);
+	tx->pending = false;
+	while (recv(ep->io.fd, NULL, 1 << 20, MSG_DONTWAIT | MSG_TRUNC) > 0)
+		;
+	tcp_cm_fail(ep, term_status(t));
+}
+
+/* ------------------------------------------------------------------ */
+/* Services for the receive path                                       */
+/* ------------------------------------------------------------------ */
+
+/** tcp_tx_read_head - see tcp.h */
+struct tcp_wr *tcp_tx_read_head(struct tcp_ep *ep, bool *rtr)
+{
+	struct tcp_tx *tx = ep->tx;
+
+	*rtr = tx->rtr_rresp;
+	if (tx->rtr_rresp || !tx->orq_count)
+		return NULL;
+	return tcp_wrq_at(&ep->sq, tx->orq[tx->orq_head]);
+}
+
+/** tcp_tx_read_done - see tcp.h */
+void tcp_tx_read_done(struct tcp_ep *ep)
+{
+	struct tcp_tx *tx = ep->tx;
+	struct tcp_wr *wr;
+
+	if (tx->rtr_rresp) {
+		tx->rtr_rresp = false;
+	} else if (tx->orq_count) {
+		wr = tcp_wrq_at(&ep->sq, tx->orq[tx->orq_head]);
+		wr->flags |= TCP_WR_DONE;
+		tx->orq_head = (tx->orq_head + 1) % tx->orq_cap;
+		tx->orq_count--;
+		tx_retire(ep);
+	}
+	tcp_tx_progress(ep);
+}
+
+/** tcp_tx_rresp_queue - see tcp.h */
+int tcp_tx_rresp_queue(struct tcp_ep *ep, const struct tcp_rreq *r)
+{
+	struct tcp_tx *tx = ep->tx;
+	struct tcp_rresp *e;
+
+	if (tx->irq_count >= tx->irq_cap || tx->irq_count >= ep->ird)
+		return -1;
+	e = &tx->irq[(tx->irq_head + tx->irq_count) % tx->irq_cap];
+	e->src_stag = r->src_stag;
+	e->src_to = r->src_to;
+	e->size = r->size;
+	e->done = 0;
+	e->sink_stag = r->sink_stag;
+	e->sink_to = r->sink_to;
+	tx->irq_count++;
+	return 0;
+}
+
+/* The not yet completed WR of @op whose @key field matches, oldest first. */
+static struct tcp_wr *sq_find(struct tcp_ep *ep, uint8_t op, bool by_msn,
+			      uint32_t key)
+{
+	struct tcp_wr *wr;
+	uint32_t seq;
+
+	for (seq = ep->sq.head; seq != ep->tx->sq_next; seq++) {
+		wr = tcp_wrq_at(&ep->sq, seq);
+		if (wr->op == op && (by_msn ? wr->msn : wr->rkey) == key)
+			return wr;
+	}
+	if (ep->tx->cur == TX_CUR_SQ && seq != ep->sq.tail) {
+		wr = tcp_wrq_at(&ep->sq, seq);
+		if (wr->op == op && (by_msn ? wr->msn : wr->rkey) == key)
+			return wr;
+	}
+	return NULL;
+}
+
+/** tcp_tx_blame - see tcp.h */
+void tcp_tx_blame(struct tcp_ep *ep, const struct tcp_term *t,
+		  uint32_t status)
+{
+	struct tcp_wr *wr = NULL;
+	const uint8_t *d = t->ddp_hdr;
+	bool rtr;
+
+	if (t->hdrct & TCP_TERM_D) {
+		if (d[0] & TCP_DDP_FLAG_T) {
+			wr = sq_find(ep, RAPT_OP_RDMA_WRITE, false,
+				     tcp_get_be32(d + 2));
+		} else if (tcp_get_be32(d + 6) == TCP_DDP_QN_READ_REQ) {
+			wr = sq_find(ep, RAPT_OP_RDMA_READ, true,
+				     tcp_get_be32(d + 10));
+		} else if (tcp_get_be32(d + 6) == TCP_DDP_QN_SEND) {
+			wr = sq_find(ep, RAPT_OP_SEND, true,
+				     tcp_get_be32(d + 10));
+		}
+	} else {
+		wr = tcp_tx_read_head(ep, &rtr);
+	}
+	if (wr)
+		tcp_wr_set_err(wr, status);
+}

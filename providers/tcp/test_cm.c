@@ -1,0 +1,1338 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp provider: connection management, through the public API over
+ * 127.0.0.1 ("tcp:lo").
+ *
+ * Two-process cases fork a server before any IA is opened (so no provider
+ * thread is copied) and talk to it over a socketpair.  The other cases play
+ * the peer with plain sockets: a listener that never answers, a client that
+ * never speaks, a peer that answers garbage, and hand-built MPA frames
+ * checked byte for byte (shared/reference/wire-semantics.md 1).
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include <rapt/rapt.h>
+
+#define EV_MS		5000	/* generous: the machine is shared */
+#define PD_FRAMED	248	/* 252 raw MPA bytes minus rapt's header */
+#define PD_RAW		252
+
+/* Report and fail a scenario; scenarios return 0 or -1. */
+#define T(cond)								\
+	do {								\
+		if (!(cond)) {						\
+			fprintf(stderr, "%s:%d: %s\n", __FILE__,	\
+				__LINE__, #cond);			\
+			return -1;					\
+		}							\
+	} while (0)
+#define TOK(call)							\
+	do {								\
+		int t_ret_ = (call);					\
+		if (t_ret_) {						\
+			fprintf(stderr, "%s:%d: %s: %s (%s)\n",		\
+				__FILE__, __LINE__, #call,		\
+				rapt_strerror(t_ret_), rapt_last_error()); \
+			return -1;					\
+		}							\
+	} while (0)
+
+/* ------------------------------------------------------------------ */
+/* Helpers                                                             */
+/* ------------------------------------------------------------------ */
+
+struct side {
+	struct rapt_ia *ia;
+	struct rapt_pz *pz;
+	struct rapt_evd *evd;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int side_open(struct side *s)
+{
+	memset(s, 0, sizeof(*s));
+	TOK(rapt_ia_open("tcp:lo", &s->ia));
+	TOK(rapt_pz_create(s->ia, &s->pz));
+	TOK(rapt_evd_create(s->ia, 1024, RAPT_EVD_CR | RAPT_EVD_CONNECTION |
+			    RAPT_EVD_DTO, &s->evd));
+	return 0;
+}
+
+static int side_close(struct side *s)
+{
+	TOK(rapt_evd_free(s->evd));
+	TOK(rapt_pz_free(s->pz));
+	TOK(rapt_ia_close(s->ia));
+	return 0;
+}
+
+static int ep_new(struct side *s, uint32_t flags, struct rapt_ep **ep)
+{
+	struct rapt_ep_attr a = { .flags = flags };
+
+	TOK(rapt_ep_create(s->pz, s->evd, s->evd, s->evd, &a, ep));
+	return 0;
+}
+
+static const struct sockaddr *lo_addr(void)
+{
+	static struct sockaddr_in sin;
+
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return (const struct sockaddr *)&sin;
+}
+
+static int psp_new(struct side *s, uint32_t backlog, uint32_t hs_limit,
+		   uint32_t hs_ms, struct rapt_psp **psp, uint16_t *port)
+{
+	struct rapt_psp_attr a = {
+		.backlog = backlog,
+		.handshake_limit = hs_limit,
+		.handshake_timeout_ms = hs_ms,
+	};
+	struct rapt_psp_info info;
+
+	TOK(rapt_psp_create(s->ia, RAPT_SERVICE_ID_ANY, s->evd, &a, psp));
+	TOK(rapt_psp_query(*psp, &info, sizeof(info)));
+	T(info.service_id >= 1 && info.service_id <= 65535);
+	*port = (uint16_t)info.service_id;
+	return 0;
+}
+
+/* Wait for one event of @type (0: any). */
+static int ev_wait(struct side *s, uint32_t type, struct rapt_event *ev)
+{
+	int ret = rapt_evd_wait(s->evd, (int64_t)EV_MS * 1000, 1, ev, NULL);
+
+	if (ret) {
+		fprintf(stderr, "no event %#x: %s\n", type, rapt_strerror(ret));
+		return -1;
+	}
+	if (type && ev->type != type) {
+		fprintf(stderr, "expected event %#x, got %#x (reason %u, status %d)\n",
+			type, ev->type, ev->u.conn.reason,
+			ev->u.conn.prov_status);
+		return -1;
+	}
+	return 0;
+}
+
+/* Nothing arrives within @ms. */
+static int ev_none(struct side *s, int ms)
+{
+	struct rapt_event ev;
+	int ret = rapt_evd_wait(s->evd, (int64_t)ms * 1000, 1, &ev, NULL);
+
+	if (ret != RAPT_ETIMEDOUT) {
+		fprintf(stderr, "unexpected event %#x\n", ret ? 0 : ev.type);
+		return -1;
+	}
+	return 0;
+}
+
+/* Private data of length @n: letters only, so never rapt's magic. */
+static void pattern(uint8_t *p, size_t n, char seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)('A' + (i * 7 + n + (size_t)seed) % 26);
+}
+
+static int pdata_is(const void *got, uint32_t got_len, size_t n, char seed)
+{
+	uint8_t want[PD_RAW];
+
+	pattern(want, n, seed);
+	if (got_len != n || (n && (!got || memcmp(got, want, n)))) {
+		fprintf(stderr, "private data: %u bytes, want %zu ('%c')\n",
+			got_len, n, seed);
+		return -1;
+	}
+	return 0;
+}
+
+/* Control channel between the two processes. */
+static int ctl_send(int fd, uint32_t v)
+{
+	T(write(fd, &v, sizeof(v)) == (ssize_t)sizeof(v));
+	return 0;
+}
+
+static int ctl_recv(int fd, uint32_t *v)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	T(poll(&p, 1, EV_MS) == 1);
+	T(read(fd, v, sizeof(*v)) == (ssize_t)sizeof(*v));
+	return 0;
+}
+
+/*
+ * Fork @server(ctl), run @client(ctl, server pid); both must return 0,
+ * unless @killed: then the client kills the server and only its own
+ * verdict counts.
+ */
+static int run_two(int (*server)(int ctl), int (*client)(int ctl, pid_t pid),
+		   bool killed)
+{
+	int sv[2], st = 0, rc;
+	pid_t pid;
+
+	T(!socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	fflush(NULL);
+	pid = fork();
+	T(pid >= 0);
+	if (!pid) {
+		close(sv[0]);
+		exit(server(sv[1]) ? 1 : 0);
+	}
+	close(sv[1]);
+	rc = client(sv[0], pid);
+	if (rc)
+		kill(pid, SIGKILL);
+	close(sv[0]);
+	T(waitpid(pid, &st, 0) == pid);
+	T(!rc);
+	if (killed)
+		T(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	else if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "the server process failed (status %#x)\n", st);
+		return -1;
+	}
+	return 0;
+}
+
+/* Plain sockets playing a non-rapt peer. */
+static int plain_listen(uint16_t *port)
+{
+	struct sockaddr_in sin = *(const struct sockaddr_in *)lo_addr();
+	socklen_t sl = sizeof(sin);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sin, sizeof(sin)) ||
+	    listen(fd, 8) || getsockname(fd, (struct sockaddr *)&sin, &sl))
+		return -1;
+	*port = ntohs(sin.sin_port);
+	return fd;
+}
+
+static int plain_connect(uint16_t port)
+{
+	struct sockaddr_in sin = *(const struct sockaddr_in *)lo_addr();
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	sin.sin_port = htons(port);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof(sin)))
+		return -1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+/* Read exactly @len bytes within EV_MS; 0 bytes at EOF. */
+static ssize_t read_full(int fd, void *buf, size_t len)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < len) {
+		if (poll(&p, 1, EV_MS) != 1)
+			return -1;
+		n = read(fd, (uint8_t *)buf + got, len - got);
+		if (n <= 0)
+			return n < 0 ? -1 : (ssize_t)got;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+/* Whether @fd reaches end of stream (or a reset) within @ms. */
+static int wait_eof(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char c;
+
+	T(poll(&p, 1, ms) == 1);
+	T(read(fd, &c, 1) <= 0);
+	return 0;
+}
+
+/* An MPA frame as the RFCs lay it out, built by hand. */
+static size_t mpa_frame(uint8_t *b, bool req, uint8_t flags, uint8_t rev,
+			int ird, int ord, const void *pd, size_t pd_len)
+{
+	size_t v2 = ird >= 0 ? 4 : 0;
+
+	memcpy(b, req ? "MPA ID Req Frame" : "MPA ID Rep Frame", 16);
+	b[16] = flags;
+	b[17] = rev;
+	b[18] = (uint8_t)((v2 + pd_len) >> 8);
+	b[19] = (uint8_t)(v2 + pd_len);
+	if (v2) {
+		b[20] = (uint8_t)(ird >> 8);
+		b[21] = (uint8_t)ird;
+		b[22] = (uint8_t)(ord >> 8);
+		b[23] = (uint8_t)ord;
+	}
+	if (pd_len)
+		memcpy(b + 20 + v2, pd, pd_len);
+	return 20 + v2 + pd_len;
+}
+
+/* ------------------------------------------------------------------ */
+/* Private data of every size on connect, accept and reject            */
+/* ------------------------------------------------------------------ */
+
+/* The schedule both processes walk: raw EPs use RAPT_EP_RAW_PDATA. */
+struct pd_case {
+	bool raw;
+	bool reject;
+	uint32_t n;
+};
+
+static uint32_t pd_ncases(void)
+{
+	return (PD_FRAMED + 1) * 2 + (PD_RAW + 1) + PD_RAW;
+}
+
+static struct pd_case pd_case(uint32_t i)
+{
+	struct pd_case c = { 0 };
+
+	if (i <= PD_FRAMED)
+		return (struct pd_case){ false, false, i };
+	i -= PD_FRAMED + 1;
+	if (i <= PD_FRAMED)
+		return (struct pd_case){ false, true, i };
+	i -= PD_FRAMED + 1;
+	if (i <= PD_RAW)
+		return (struct pd_case){ true, false, i };
+	i -= PD_RAW + 1;
+	/* A raw reject needs a foreign CR (its data goes back raw), so the
+	 * request carries a byte; 0-byte raw rejects are tested apart. */
+	c.raw = true;
+	c.reject = true;
+	c.n = i + 1;
+	return c;
+}
+
+/* Connect pdata of a case: n bytes, or 1 for a raw reject. */
+static size_t pd_conn_len(struct pd_case c)
+{
+	return c.raw && c.reject ? 1 : c.n;
+}
+
+static int pd_serve_one(struct side *s, struct pd_case c)
+{
+	uint8_t pd[PD_RAW];
+	struct rapt_cr_info info;
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	size_t clen = pd_conn_len(c);
+
+	T(!ev_wait(s, RAPT_EV_CR_ARRIVAL, &ev));
+	TOK(rapt_cr_query(ev.u.cr.cr, &info, sizeof(info)));
+	T(!pdata_is(info.pdata, info.pdata_len, clen, 'c'));
+	T(!!(info.flags & RAPT_CRI_FOREIGN_PEER) == (c.raw && clen));
+	pattern(pd, c.n, c.reject ? 'r' : 'a');
+	if (c.reject) {
+		TOK(rapt_cr_reject(ev.u.cr.cr, pd, c.n));
+		return 0;
+	}
+	T(!ep_new(s, c.raw ? RAPT_EP_RAW_PDATA : 0, &ep));
+	TOK(rapt_cr_accept(ev.u.cr.cr, ep, pd, c.n));
+	T(!ev_wait(s, RAPT_EV_ESTABLISHED, &ev));
+	T(ev.u.conn.ep == ep && ev.u.conn.pdata_len == 0);
+	T(!ev_wait(s, RAPT_EV_DISCONNECTED, &ev));
+	TOK(rapt_ep_free(ep));
+	return 0;
+}
+
+static int pd_server(int ctl)
+{
+	struct rapt_psp *psp;
+	struct side s;
+	uint16_t port;
+	uint32_t i;
+
+	T(!side_open(&s));
+	T(!psp_new(&s, 0, 0, 0, &psp, &port));
+	T(!ctl_send(ctl, port));
+	for (i = 0; i < pd_ncases(); i++) {
+		if (pd_serve_one(&s, pd_case(i))) {
+			fprintf(stderr, "server: case %u failed\n", i);
+			return -1;
+		}
+	}
+	TOK(rapt_psp_free(psp));
+	return side_close(&s);
+}
+
+static int pd_connect_one(struct side *s, uint16_t port, struct pd_case c)
+{
+	uint8_t pd[PD_RAW];
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	size_t clen = pd_conn_len(c);
+
+	T(!ep_new(s, c.raw ? RAPT_EP_RAW_PDATA : 0, &ep));
+	pattern(pd, clen, 'c');
+	TOK(rapt_ep_connect(ep, lo_addr(), port, pd, clen, 5000000));
+	T(!ev_wait(s, c.reject ? RAPT_EV_PEER_REJECTED : RAPT_EV_ESTABLISHED,
+		   &ev));
+	T(ev.u.conn.ep == ep);
+	T(!pdata_is(ev.u.conn.pdata, ev.u.conn.pdata_len, c.n,
+		    c.reject ? 'r' : 'a'));
+	T(!!(ev.u.conn.flags & RAPT_CONN_FOREIGN_PEER) == (c.raw && c.n));
+	if (!c.reject) {
+		TOK(rapt_ep_disconnect(ep, RAPT_CLOSE_GRACEFUL, NULL, 0));
+		T(!ev_wait(s, RAPT_EV_DISCONNECTED, &ev));
+	}
+	TOK(rapt_ep_free(ep));
+	return 0;
+}
+
+static int pd_client(int ctl, pid_t pid)
+{
+	struct side s;
+	uint32_t port, i;
+
+	T(!ctl_recv(ctl, &port));
+	T(!side_open(&s));
+	for (i = 0; i < pd_ncases(); i++) {
+		if (pd_connect_one(&s, (uint16_t)port, pd_case(i))) {
+			fprintf(stderr, "client: case %u (raw %d, reject %d, %u bytes) failed\n",
+				i, pd_case(i).raw, pd_case(i).reject,
+				pd_case(i).n);
+			return -1;
+		}
+	}
+	return side_close(&s);
+}
+
+static void test_pdata_every_size(void)
+{
+	CU_ASSERT_EQUAL(run_two(pd_server, pd_client, false), 0);
+}
+
+/* A raw reject of 0 bytes: iWARP cannot tell who rejected. */
+static int raw_reject0(void)
+{
+	struct rapt_psp *psp;
+	struct rapt_ep *ep;
+	struct rapt_event ev;
+	struct side s;
+	uint16_t port;
+	uint8_t b = 'x';
+
+	T(!side_open(&s));
+	T(!psp_new(&s, 0, 0, 0, &psp, &port));
+	T(!ep_new(&s, RAPT_EP_RAW_PDATA, &ep));
+	TOK(rapt_ep_connect(ep, lo_addr(), port, &b, 1, 5000000));
+	T(!ev_wait(&s, RAPT_EV_CR_ARRIVAL, &ev));
+	TOK(rapt_cr_reject(ev.u.cr.cr, NULL, 0));
+	T(!ev_wait(&s, RAPT_EV_NON_PEER_REJECTED, &ev));
+	T(ev.u.conn.reason == RAPT_REJECT_UNKNOWN && !ev.u.conn.pdata_len);
+	TOK(rapt_ep_free(ep));
+	TOK(rapt_psp_free(psp));
+	return side_close(&s);
+}
+
+static void test_raw_reject_empty(void)
+{
+	CU_ASSERT_EQUAL(raw_reject0(), 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* PEER_REJECTED vs NON_PEER_REJECTED/BUSY                             */
+/* ------------------------------------------------------------------ */
+
+static int busy_server(int ctl)
+{
+	struct rapt_psp_info info;
+	struct rapt_psp *psp;
+	struct rapt_event ev;
+	struct side s;
+	uint16_t port;
+	uint32_t v;
+
+	T(!side_open(&s));
+	T(!psp_new(&s, 1, 0, 0, &psp, &port));
+	T(!ctl_send(ctl, port));
+	T(!ev_wait(&s, RAPT_EV_CR_ARRIVAL, &ev));
+	T(!ctl_send(ctl, 1));		/* CR 1 pending: send client 2 */
+	T(!ctl_recv(ctl, &v));		/* client 2 was refused */
+	TOK(rapt_psp_query(psp, &info, sizeof(info)));
+	T(info.pending_crs == 1 && info.busy_rejects == 1);
+	TOK(rapt_cr_reject(ev.u.cr.cr, "no", 2));
+	TOK(rapt_psp_query(psp, &info, sizeof(info)));
+	T(info.pending_crs == 0 && info.rejected == 1);
+	T(!ev_none(&s, 100));		/* client 2 never became a CR */
+	TOK(rapt_psp_free(psp));
+	return side_close(&s);
+}
+
+static int busy_client(int ctl, pid_t pid)
+{
+	struct rapt_ep *ep1, *ep2;
+	struct rapt_event ev;
+	struct side s;
+	uint32_t port, v;
+
+	T(!ctl_recv(ctl, &port));
+	T(!side_open(&s));
+	T(!ep_new(&s, 0, &ep1));
+	T(!ep_new(&s, 0, &ep2));
+	TOK(rapt_ep_connect(ep1, lo_addr(), port, "one", 3, 5000000));
+	T(!ctl_recv(ctl, &v));
+	TOK(rapt_ep_connect(ep2, lo_addr(), port, "two", 3, 5000000));
+	T(!ev_wait(&s, RAPT_EV_NON_PEER_REJECTED, &ev));
+	T(ev.u.conn.ep == ep2 && ev.u.conn.reason == RAPT_REJECT_BUSY);
+	T(!ev.u.conn.pdata_len);
+	T(!ctl_send(ctl, 2));
+	T(!ev_wait(&s, RAPT_EV_PEER_REJECTED, &ev));
+	T(ev.u.conn.ep == ep1);
+	T(ev.u.conn.pdata_len == 2 && !memcmp(ev.u.conn.pdata, "no", 2));
+	TOK(rapt_ep_free(ep1));
+	TOK(rapt_ep_free(ep2));
+	return side_close(&s);
+}
+
+static void test_busy_vs_peer_reject(void)
+{
+	CU_ASSERT_EQUAL(run_two(busy_server, busy_client, false), 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Connect failures                                                    */
+/* ------------------------------------------------------------------ */
+
+static int no_listener(void)
+{
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	struct side s;
+	uint16_t port;
+	int fd = plain_listen(&port);
+
+	T(fd >= 0);
+	close(fd);		/* the port is free and nobody listens */
+	T(!side_open(&s));
+	T(!ep_new(&s, 0, &ep));
+	TOK(rapt_ep_connect(ep, lo_addr(), port, NULL, 0, 5000000));
+	T(!ev_wait(&s, RAPT_EV_NON_PEER_REJECTED, &ev));
+	T(ev.u.conn.reason == RAPT_REJECT_NO_LISTENER);
+	TOK(rapt_ep_free(ep));
+	return side_close(&s);
+}
+
+static void test_no_listener(void)
+{
+	CU_ASSERT_EQUAL(no_listener(), 0);
+}
+
+/* TCP is accepted (by the kernel) but nobody ever answers the request. */
+static int connect_timeout(void)
+{
+	enum rapt_ep_state st;
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	struct side s;
+	uint64_t t0, dt;
+	uint16_t port;
+	int fd = plain_listen(&port);
+
+	T(fd >= 0);
+	T(!side_open(&s));
+	T(!ep_new(&s, 0, &ep));
+	t0 = now_ms();
+	TOK(rapt_ep_connect(ep, lo_addr(), port, NULL, 0, 300000));
+	T(!ev_wait(&s, RAPT_EV_TIMED_OUT, &ev));
+	dt = now_ms() - t0;
+	T(dt >= 290 && dt < 3000);
+	TOK(rapt_ep_get_state(ep, &st));
+	T(st == RAPT_EP_DISCONNECTED);
+	TOK(rapt_ep_free(ep));
+	close(fd);
+	return side_close(&s);
+}
+
+static void test_connect_timeout(void)
+{
+	CU_ASSERT_EQUAL(connect_timeout(), 0);
+}
+
+/* A peer that answers garbage, and one that closes without answering. */
+static int bad_peer(bool garbage)
+{
+	static const char junk[] = "HTTP/1.1 400 Bad Request\r\n\r\n";
+	uint8_t req[300];
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	struct side s;
+	uint16_t port;
+	int lfd = plain_listen(&port), fd;
+
+	T(lfd >= 0);
+	T(!side_open(&s));
+	T(!ep_new(&s, 0, &ep));
+	TOK(rapt_ep_connect(ep, lo_addr(), port, "hi", 2, 5000000));
+	fd = accept(lfd, NULL, NULL);
+	T(fd >= 0);
+	T(read_full(fd, req, 20 + 4 + 4 + 2) == 30);
+	if (garbage)
+		T(write(fd, junk, sizeof(junk) - 1) > 0);
+	else
+		close(fd);
+	T(!ev_wait(&s, RAPT_EV_NON_PEER_REJECTED, &ev));
+	T(ev.u.conn.reason == RAPT_REJECT_PROTOCOL);
+	if (garbage) {
+		/* A Terminate (layer LLP, bad request/reply), then close. */
+		T(read_full(fd, req, 28) == 28);
+		T(req[0] == 0 && req[1] == 22 && req[2] == 0x41 &&
+		  req[3] == 0x47);
+		T(req[20] == 0x20 && req[21] == 0x04);
+		T(!wait_eof(fd, EV_MS));
+		close(fd);
+	}
+	TOK(rapt_ep_free(ep));
+	close(lfd);
+	return side_close(&s);
+}
+
+static void test_garbage_peer(void)
+{
+	CU_ASSERT_EQUAL(bad_peer(true), 0);
+}
+
+static void test_peer_closes_in_handshake(void)
+{
+	CU_ASSERT_EQUAL(bad_peer(false), 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* The listener's handshake accounting                                 */
+/* ------------------------------------------------------------------ */
+
+static int psp_wait_info(struct rapt_psp *psp, uint32_t in_hs,
+			 uint64_t timeouts, struct rapt_psp_info *info)
+{
+	uint64_t end = now_ms() + EV_MS;
+
+	do {
+		TOK(rapt_psp_query(psp, info, sizeof(*info)));
+		if (info->in_handshake == in_hs &&
+		    info->handshake_timeouts == timeouts)
+			return 0;
+		usleep(2000);
+	} while (now_ms() < end);
+	fprintf(stderr, "in_handshake %u (want %u), handshake_timeouts %llu (want %llu)\n",
+		info->in_handshake, in_hs,
+		(unsigned long long)info->handshake_timeouts,
+		(unsigned long long)timeouts);
+	return -1;
+}
+
+/* Accept @cr on a new EP and see both sides established. */
+static int establish(struct side *srv, struct side *cli, struct rapt_ep *cep,
+		     struct rapt_cr *cr, struct rapt_ep **sep)
+{
+	struct rapt_event ev;
+
+	T(!ep_new(srv, 0, sep));
+	TOK(rapt_cr_accept(cr, *sep, NULL, 0));
+	T(!ev_wait(cli, RAPT_EV_ESTABLISHED, &ev) && ev.u.conn.ep == cep);
+	T(!ev_wait(srv, RAPT_EV_ESTABLISHED, &ev) && ev.u.conn.ep == *sep);
+	return 0;
+}
+
+static int silent_client(void)
+{
+	struct rapt_ep *cep, *sep;
+	struct rapt_psp_info info;
+	struct rapt_psp *psp;
+	struct rapt_event ev;
+	struct side srv, cli;
+	uint64_t t0;
+	uint16_t port;
+	int fd;
+
+	T(!side_open(&srv) && !side_open(&cli));
+	T(!psp_new(&srv, 0, 0, 400, &psp, &port));
+	t0 = now_ms();
+	fd = plain_connect(port);
+	T(fd >= 0);
+	T(!psp_wait_info(psp, 1, 0, &info));
+	/* A real client gets through while the silent one waits. */
+	T(!ep_new(&cli, 0, &cep));
+	TOK(rapt_ep_connect(cep, lo_addr(), port, NULL, 0, 5000000));
+	T(!ev_wait(&srv, RAPT_EV_CR_ARRIVAL, &ev));
+	T(!establish(&srv, &cli, cep, ev.u.cr.cr, &sep));
+	TOK(rapt_psp_query(psp, &info, sizeof(info)));
+	T(info.in_handshake == 1 && info.accepted == 1);
+	/* Then the silent one is dropped, after the handshake timeout. */
+	T(!wait_eof(fd, EV_MS));
+	T(now_ms() - t0 >= 390);
+	T(!psp_wait_info(psp, 0, 1, &info));
+	close(fd);
+	TOK(rapt_ep_free(cep));
+	TOK(rapt_ep_free(sep));
+	TOK(rapt_psp_free(psp));
+	T(!side_close(&cli));
+	return side_close(&srv);
+}
+
+static void test_silent_client(void)
+{
+	CU_ASSERT_EQUAL(silent_client(), 0);
+}
+
+/* Over the handshake limit: refused as BUSY before anything is read. */
+static int handshake_limit(void)
+{
+	struct rapt_psp_info info;
+	struct rapt_psp *psp;
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	struct side srv, cli;
+	uint16_t port;
+	int fd;
+
+	T(!side_open(&srv) && !side_open(&cli));
+	T(!psp_new(&srv, 0, 1, 5000, &psp, &port));
+	fd = plain_connect(port);
+	T(fd >= 0);
+	T(!psp_wait_info(psp, 1, 0, &info));
+	T(!ep_new(&cli, 0, &ep));
+	TOK(rapt_ep_connect(ep, lo_addr(), port, NULL, 0, 5000000));
+	T(!ev_wait(&cli, RAPT_EV_NON_PEER_REJECTED, &ev));
+	T(ev.u.conn.reason == RAPT_REJECT_BUSY);
+	TOK(rapt_psp_query(psp, &info, sizeof(info)));
+	T(info.busy_rejects == 1 && info.in_handshake == 1);
+	close(fd);
+	T(!psp_wait_info(psp, 0, 0, &info));
+	TOK(rapt_ep_free(ep));
+	TOK(rapt_psp_free(psp));
+	T(!side_close(&cli));
+	return side_close(&srv);
+}
+
+static void test_handshake_limit(void)
+{
+	CU_ASSERT_EQUAL(handshake_limit(), 0);
+}
+
+/* The requester leaves while its CR is undecided. */
+static int cr_cancelled(void)
+{
+	uint8_t f[64];
+	struct rapt_psp_info info;
+	struct rapt_psp *psp;
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	struct side s;
+	uint16_t port;
+	uint64_t end;
+	int fd;
+
+	T(!side_open(&s));
+	T(!psp_new(&s, 0, 0, 0, &psp, &port));
+	fd = plain_connect(port);
+	T(fd >= 0);
+	T(write(fd, f, mpa_frame(f, true, 0x10, 2, 0x8004, 0xc004, "x", 1)) ==
+	  25);
+	T(!ev_wait(&s, RAPT_EV_CR_ARRIVAL, &ev));
+	close(fd);
+	end = now_ms() + EV_MS;
+	do {
+		TOK(rapt_psp_query(psp, &info, sizeof(info)));
+	} while (info.pending_crs && now_ms() < end && !usleep(2000));
+	T(!info.pending_crs);
+	T(!ep_new(&s, 0, &ep));
+	T(rapt_cr_accept(ev.u.cr.cr, ep, NULL, 0) == RAPT_ENOTCONN);
+	TOK(rapt_ep_free(ep));
+	TOK(rapt_psp_free(psp));
+	return side_close(&s);
+}
+
+static void test_cr_cancelled(void)
+{
+	CU_ASSERT_EQUAL(cr_cancelled(), 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Disconnect                                                          */
+/* ------------------------------------------------------------------ */
+
+enum disc_mode {
+	DISC_CLIENT_GRACEFUL,
+	DISC_SERVER_GRACEFUL,
+	DISC_CLIENT_ABRUPT,
+	DISC_KILL_SERVER,
+};
+
+static enum disc_mode disc_mode;
+
+/* An EP with one receive posted, to see it flushed before the end. */
+struct disc_ep {
+	struct rapt_ep *ep;
+	struct rapt_lmr *lmr;
+	uint8_t buf[64];
+};
+
+static int disc_ep_new(struct side *s, struct disc_ep *d)
+{
+	struct rapt_lmr_info li;
+	struct rapt_sge sge;
+
+	T(!ep_new(s, 0, &d->ep));
+	TOK(rapt_lmr_create(s->pz, d->buf, sizeof(d->buf),
+			    RAPT_MEM_LOCAL_WRITE, &d->lmr, &li));
+	sge.addr = (uintptr_t)d->buf;
+	sge.length = sizeof(d->buf);
+	sge.lkey = li.lkey;
+	TOK(rapt_ep_post_recv(d->ep, &sge, 1, 77));
+	return 0;
+}
+
+/* The posted receive completes FLUSHED, then @type arrives. */
+static int disc_end(struct side *s, struct disc_ep *d, uint32_t type)
+{
+	struct rapt_event ev;
+
+	T(!ev_wait(s, RAPT_EV_DTO, &ev));
+	T(ev.u.dto.ep == d->ep && ev.u.dto.cookie == 77 &&
+	  ev.u.dto.status == RAPT_DTO_FLUSHED);
+	T(!ev_wait(s, 0, &ev));
+	T(ev.u.conn.ep == d->ep);
+	if (ev.type != type &&
+	    !(type == RAPT_EV_BROKEN && ev.type == RAPT_EV_DISCONNECTED)) {
+		fprintf(stderr, "got event %#x, want %#x\n", ev.type, type);
+		return -1;
+	}
+	TOK(rapt_ep_free(d->ep));
+	TOK(rapt_lmr_free(d->lmr));
+	return 0;
+}
+
+static int disc_server(int ctl)
+{
+	struct rapt_psp *psp;
+	struct rapt_event ev;
+	struct disc_ep d;
+	struct side s;
+	uint16_t port;
+
+	T(!side_open(&s));
+	T(!psp_new(&s, 0, 0, 0, &psp, &port));
+	T(!ctl_send(ctl, port));
+	T(!disc_ep_new(&s, &d));
+	T(!ev_wait(&s, RAPT_EV_CR_ARRIVAL, &ev));
+	TOK(rapt_cr_accept(ev.u.cr.cr, d.ep, NULL, 0));
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	T(!ctl_send(ctl, 1));
+	if (disc_mode == DISC_KILL_SERVER)
+		pause();	/* until killed */
+	if (disc_mode == DISC_SERVER_GRACEFUL)
+		TOK(rapt_ep_disconnect(d.ep, RAPT_CLOSE_GRACEFUL, NULL, 0));
+	T(!disc_end(&s, &d, disc_mode == DISC_CLIENT_ABRUPT ?
+		    RAPT_EV_BROKEN : RAPT_EV_DISCONNECTED));
+	TOK(rapt_psp_free(psp));
+	return side_close(&s);
+}
+
+static int disc_client(int ctl, pid_t pid)
+{
+	struct rapt_event ev;
+	struct disc_ep d;
+	struct side s;
+	uint32_t port, v;
+	uint64_t t0;
+
+	T(!ctl_recv(ctl, &port));
+	T(!side_open(&s));
+	T(!disc_ep_new(&s, &d));
+	TOK(rapt_ep_connect(d.ep, lo_addr(), port, NULL, 0, 5000000));
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	T(!ctl_recv(ctl, &v));
+	t0 = now_ms();
+	switch (disc_mode) {
+	case DISC_CLIENT_GRACEFUL:
+		TOK(rapt_ep_disconnect(d.ep, RAPT_CLOSE_GRACEFUL, NULL, 0));
+		T(!disc_end(&s, &d, RAPT_EV_DISCONNECTED));
+		break;
+	case DISC_CLIENT_ABRUPT:
+		TOK(rapt_ep_disconnect(d.ep, RAPT_CLOSE_ABRUPT, NULL, 0));
+		T(!disc_end(&s, &d, RAPT_EV_DISCONNECTED));
+		break;
+	case DISC_SERVER_GRACEFUL:
+		T(!disc_end(&s, &d, RAPT_EV_DISCONNECTED));
+		break;
+	case DISC_KILL_SERVER:
+		T(!kill(pid, SIGKILL));
+		T(!disc_end(&s, &d, RAPT_EV_BROKEN));
+		T(now_ms() - t0 < 2000);
+		break;
+	}
+	/* A graceful close ends on the peer's FIN, not on our timer. */
+	if (disc_mode != DISC_KILL_SERVER)
+		T(now_ms() - t0 < 1500);
+	return side_close(&s);
+}
+
+static int disc_run(enum disc_mode mode)
+{
+	disc_mode = mode;
+	return run_two(disc_server, disc_client, mode == DISC_KILL_SERVER);
+}
+
+static void test_disconnect_graceful(void)
+{
+	CU_ASSERT_EQUAL(disc_run(DISC_CLIENT_GRACEFUL), 0);
+	CU_ASSERT_EQUAL(disc_run(DISC_SERVER_GRACEFUL), 0);
+}
+
+static void test_disconnect_abrupt(void)
+{
+	CU_ASSERT_EQUAL(disc_run(DISC_CLIENT_ABRUPT), 0);
+}
+
+static void test_peer_killed(void)
+{
+	CU_ASSERT_EQUAL(disc_run(DISC_KILL_SERVER), 0);
+}
+
+/* Cancel a connect that is still waiting for its reply. */
+static int cancel_connect(void)
+{
+	enum rapt_ep_state st;
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	struct side s;
+	uint16_t port;
+	int lfd = plain_listen(&port);
+
+	T(lfd >= 0);
+	T(!side_open(&s));
+	T(!ep_new(&s, 0, &ep));
+	TOK(rapt_ep_connect(ep, lo_addr(), port, NULL, 0,
+			    RAPT_TIMEOUT_INFINITE));
+	T(!ev_none(&s, 50));
+	TOK(rapt_ep_disconnect(ep, RAPT_CLOSE_GRACEFUL, NULL, 0));
+	T(!ev_wait(&s, RAPT_EV_DISCONNECTED, &ev));
+	TOK(rapt_ep_get_state(ep, &st));
+	T(st == RAPT_EP_DISCONNECTED);
+	TOK(rapt_ep_free(ep));
+	close(lfd);
+	return side_close(&s);
+}
+
+static void test_cancel_connect(void)
+{
+	CU_ASSERT_EQUAL(cancel_connect(), 0);
+}
+
+/* Many connections at once on one listener, then all closed. */
+#define MANY 64
+
+static int many_accept(struct side *srv, struct rapt_ep **sep, int *nsrv)
+{
+	struct rapt_event ev;
+
+	T(!ev_wait(srv, 0, &ev));
+	if (ev.type == RAPT_EV_CR_ARRIVAL) {
+		T(*nsrv < MANY);
+		T(!ep_new(srv, 0, &sep[*nsrv]));
+		TOK(rapt_cr_accept(ev.u.cr.cr, sep[(*nsrv)++], "ok", 2));
+		return 0;
+	}
+	T(ev.type == RAPT_EV_ESTABLISHED);
+	return 1;
+}
+
+static int many_connections(void)
+{
+	static struct rapt_ep *cep[MANY], *sep[MANY];
+	int i, nsrv = 0, est_srv = 0, est_cli = 0, ret;
+	struct rapt_psp *psp;
+	struct rapt_event ev;
+	struct side srv, cli;
+	uint16_t port;
+
+	T(!side_open(&srv) && !side_open(&cli));
+	T(!psp_new(&srv, MANY, MANY, 0, &psp, &port));
+	for (i = 0; i < MANY; i++) {
+		T(!ep_new(&cli, 0, &cep[i]));
+		TOK(rapt_ep_connect(cep[i], lo_addr(), port, &i, sizeof(i),
+				    5000000));
+	}
+	while (est_srv < MANY) {
+		ret = many_accept(&srv, sep, &nsrv);
+		T(ret >= 0);
+		est_srv += ret;
+	}
+	for (; est_cli < MANY; est_cli++) {
+		T(!ev_wait(&cli, RAPT_EV_ESTABLISHED, &ev));
+		T(ev.u.conn.pdata_len == 2);
+	}
+	for (i = 0; i < MANY; i++)
+		TOK(rapt_ep_disconnect(cep[i], i & 1 ? RAPT_CLOSE_ABRUPT :
+				       RAPT_CLOSE_GRACEFUL, NULL, 0));
+	for (i = 0; i < MANY; i++) {
+		T(!ev_wait(&cli, RAPT_EV_DISCONNECTED, &ev));
+		T(!ev_wait(&srv, 0, &ev));
+		T(ev.type == RAPT_EV_DISCONNECTED || ev.type == RAPT_EV_BROKEN);
+	}
+	for (i = 0; i < MANY; i++) {
+		TOK(rapt_ep_free(cep[i]));
+		TOK(rapt_ep_free(sep[i]));
+	}
+	TOK(rapt_psp_free(psp));
+	T(!side_close(&cli));
+	return side_close(&srv);
+}
+
+static void test_many_connections(void)
+{
+	CU_ASSERT_EQUAL(many_connections(), 0);
+}
+
+/* Over ::1, when the host has IPv6 loopback. */
+static int ipv6_loopback(void)
+{
+	struct sockaddr_in6 six = { .sin6_family = AF_INET6 };
+	struct rapt_psp_attr a = { 0 };
+	struct rapt_ep *cep, *sep;
+	struct rapt_cr_info ci;
+	struct rapt_psp_info pi;
+	struct rapt_psp *psp;
+	struct rapt_event ev;
+	struct side srv, cli;
+	int fd;
+
+	six.sin6_addr = in6addr_loopback;
+	fd = socket(AF_INET6, SOCK_STREAM, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&six, sizeof(six))) {
+		if (fd >= 0)
+			close(fd);
+		fprintf(stderr, "no IPv6 loopback here: skipped\n");
+		return 0;
+	}
+	close(fd);
+	memcpy(&a.bind_addr, &six, sizeof(six));
+	T(!side_open(&srv) && !side_open(&cli));
+	TOK(rapt_psp_create(srv.ia, RAPT_SERVICE_ID_ANY, srv.evd, &a, &psp));
+	TOK(rapt_psp_query(psp, &pi, sizeof(pi)));
+	T(!ep_new(&cli, 0, &cep));
+	TOK(rapt_ep_connect(cep, (struct sockaddr *)&six, pi.service_id,
+			    "v6", 2, 5000000));
+	T(!ev_wait(&srv, RAPT_EV_CR_ARRIVAL, &ev));
+	TOK(rapt_cr_query(ev.u.cr.cr, &ci, sizeof(ci)));
+	T(ci.remote_addr.ss_family == AF_INET6);
+	T(ci.pdata_len == 2 && !memcmp(ci.pdata, "v6", 2));
+	T(!establish(&srv, &cli, cep, ev.u.cr.cr, &sep));
+	TOK(rapt_ep_free(cep));
+	T(!ev_wait(&srv, 0, &ev));
+	TOK(rapt_ep_free(sep));
+	TOK(rapt_psp_free(psp));
+	T(!side_close(&cli));
+	return side_close(&srv);
+}
+
+static void test_ipv6_loopback(void)
+{
+	CU_ASSERT_EQUAL(ipv6_loopback(), 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* The wire, checked by hand                                           */
+/* ------------------------------------------------------------------ */
+
+/* Our request, a hand-made P2P reply, then the 20-byte Write RTR. */
+static int wire_initiator(void)
+{
+	static const uint8_t rtr[20] = {
+		0x00, 0x0e, 0xc1, 0x40, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 0, 0,
+	};
+	struct rapt_ep_attr a = { .rdma_read_in = 3, .rdma_read_out = 5 };
+	uint8_t b[300];
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	struct side s;
+	uint16_t port;
+	int lfd = plain_listen(&port), fd;
+
+	T(lfd >= 0);
+	T(!side_open(&s));
+	TOK(rapt_ep_create(s.pz, s.evd, s.evd, s.evd, &a, &ep));
+	TOK(rapt_ep_connect(ep, lo_addr(), port, "abc", 3, 5000000));
+	fd = accept(lfd, NULL, NULL);
+	T(fd >= 0);
+	/* Rev 2, E (no C: RAPT_TCP_CRC is unset), PD 4 + rapt hdr 4 + 3. */
+	T(read_full(fd, b, 31) == 31);
+	T(!memcmp(b, "MPA ID Req Frame", 16));
+	T(b[16] == 0x10 && b[17] == 2 && b[18] == 0 && b[19] == 11);
+	T(b[20] == 0x80 && b[21] == 3 && b[22] == 0xc0 && b[23] == 5);
+	T(b[24] == 0xa7 && b[25] == 0x52 && !memcmp(b + 28, "abc", 3));
+	/* Echo A, pick Write, offer IRD 1 / ORD 2; foreign pdata "ok". */
+	T(write(fd, b, mpa_frame(b, false, 0x10, 2, 0x8001, 0x8002, "ok",
+				 2)) == 26);
+	T(read_full(fd, b, 20) == 20);
+	T(!memcmp(b, rtr, 20));
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	T(ev.u.conn.pdata_len == 2 && !memcmp(ev.u.conn.pdata, "ok", 2));
+	T(ev.u.conn.flags & RAPT_CONN_FOREIGN_PEER);
+	/* Our reads are bounded by its IRD, its reads by our IRD. */
+	T(ev.u.conn.rdma_read_in == 2 && ev.u.conn.rdma_read_out == 1);
+	close(fd);
+	T(!ev_wait(&s, RAPT_EV_DISCONNECTED, &ev));
+	TOK(rapt_ep_free(ep));
+	close(lfd);
+	return side_close(&s);
+}
+
+static void test_wire_initiator(void)
+{
+	CU_ASSERT_EQUAL(wire_initiator(), 0);
+}
+
+/* A reply that picks an RTR we did not offer: Terminate, PROTOCOL. */
+static int wire_bad_rtr(void)
+{
+	uint8_t b[300];
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	struct side s;
+	uint16_t port;
+	int lfd = plain_listen(&port), fd;
+
+	T(lfd >= 0);
+	T(!side_open(&s));
+	T(!ep_new(&s, 0, &ep));
+	TOK(rapt_ep_connect(ep, lo_addr(), port, NULL, 0, 5000000));
+	fd = accept(lfd, NULL, NULL);
+	T(fd >= 0 && read_full(fd, b, 28) == 28);
+	/* A with the Send RTR (B) only. */
+	T(write(fd, b, mpa_frame(b, false, 0x10, 2, 0xc001, 0x0001, NULL,
+				 0)) == 24);
+	T(!ev_wait(&s, RAPT_EV_NON_PEER_REJECTED, &ev));
+	T(ev.u.conn.reason == RAPT_REJECT_PROTOCOL);
+	T(read_full(fd, b, 28) == 28 && b[20] == 0x20 && b[21] == 0x07);
+	close(fd);
+	TOK(rapt_ep_free(ep));
+	close(lfd);
+	return side_close(&s);
+}
+
+static void test_wire_bad_rtr(void)
+{
+	CU_ASSERT_EQUAL(wire_bad_rtr(), 0);
+}
+
+/* Accept a hand-made request on a real PSP; read the reply back. */
+static int wire_accept(struct side *s, struct rapt_psp *psp, uint16_t port,
+		       const uint8_t *req, size_t req_len, int *fdp,
+		       struct rapt_ep **ep, uint8_t *rep, size_t rep_len)
+{
+	struct rapt_event ev;
+	int fd = plain_connect(port);
+
+	(void)psp;
+	T(fd >= 0);
+	T(write(fd, req, req_len) == (ssize_t)req_len);
+	T(!ev_wait(s, RAPT_EV_CR_ARRIVAL, &ev));
+	T(!ep_new(s, RAPT_EP_RAW_PDATA, ep));
+	TOK(rapt_cr_accept(ev.u.cr.cr, *ep, "yes", 3));
+	T(read_full(fd, rep, rep_len) == (ssize_t)rep_len);
+	*fdp = fd;
+	return 0;
+}
+
+static int wire_responder(void)
+{
+	struct rapt_ep_info info;
+	struct rapt_psp *psp;
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	uint8_t b[300], r[64];
+	struct side s;
+	uint16_t port;
+	int fd;
+
+	T(!side_open(&s));
+	T(!psp_new(&s, 0, 0, 0, &psp, &port));
+
+	/* P2P with Write and Read offered: A echoed, Write chosen, IRD and
+	 * ORD clamped to what the requester offers (EP default 8). */
+	T(!wire_accept(&s, psp, port, b,
+		       mpa_frame(b, true, 0x10, 2, 0x8002, 0xc006, "x", 1),
+		       &fd, &ep, r, 27));
+	T(!memcmp(r, "MPA ID Rep Frame", 16));
+	T(r[16] == 0x10 && r[17] == 2 && r[18] == 0 && r[19] == 7);
+	T(r[20] == 0x80 && r[21] == 6 && r[22] == 0x80 && r[23] == 2);
+	T(!memcmp(r + 24, "yes", 3));
+	T(!ev_none(&s, 100));	/* no ESTABLISHED before the RTR */
+	T(write(fd, "\x00\x0e\xc1\x40\0\0\0\1\0\0\0\0\0\0\0\0\0\0\0\0", 20) ==
+	  20);
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	T(!(ev.u.conn.flags & RAPT_CONN_SENDS_HELD));
+	T(ev.u.conn.rdma_read_in == 6 && ev.u.conn.rdma_read_out == 2);
+	close(fd);
+	T(!ev_wait(&s, RAPT_EV_DISCONNECTED, &ev));
+	TOK(rapt_ep_free(ep));
+
+	/* siw's default initiator: rev 2 with E but no A: no RTR, sends
+	 * held until the first FPDU. */
+	T(!wire_accept(&s, psp, port, b,
+		       mpa_frame(b, true, 0x10, 2, 0x0010, 0x0010, NULL, 0),
+		       &fd, &ep, r, 27));
+	T(r[16] == 0x10 && r[17] == 2 && r[20] == 0 && r[21] == 8 &&
+	  r[22] == 0 && r[23] == 8);
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	T(ev.u.conn.flags & RAPT_CONN_SENDS_HELD);
+	TOK(rapt_ep_query(ep, &info, sizeof(info)));
+	T(info.flags & RAPT_EPI_SENDS_HELD);
+	close(fd);
+	T(!ev_wait(&s, RAPT_EV_DISCONNECTED, &ev));
+	TOK(rapt_ep_free(ep));
+
+	/* Rev 1: the reply is rev 1, without IRD/ORD. */
+	T(!wire_accept(&s, psp, port, b,
+		       mpa_frame(b, true, 0, 1, -1, -1, "v1", 2), &fd, &ep,
+		       r, 23));
+	T(r[16] == 0 && r[17] == 1 && r[18] == 0 && r[19] == 3);
+	T(!memcmp(r + 20, "yes", 3));
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	T(ev.u.conn.flags & RAPT_CONN_SENDS_HELD);
+	close(fd);
+	T(!ev_wait(&s, RAPT_EV_DISCONNECTED, &ev));
+	TOK(rapt_ep_free(ep));
+
+	/* A requester asking for CRC gets it (C in the reply). */
+	T(!wire_accept(&s, psp, port, b,
+		       mpa_frame(b, true, 0x50, 2, 0x8001, 0x8001, NULL, 0),
+		       &fd, &ep, r, 27));
+	T(r[16] == 0x50);
+	close(fd);
+	T(!ev_wait(&s, RAPT_EV_ACCEPT_ERROR, &ev));
+	TOK(rapt_ep_free(ep));
+
+	TOK(rapt_psp_free(psp));
+	return side_close(&s);
+}
+
+static void test_wire_responder(void)
+{
+	CU_ASSERT_EQUAL(wire_responder(), 0);
+}
+
+/* M=1: refused with a reject reply, never a CR. */
+static int wire_markers(void)
+{
+	struct rapt_psp_info info;
+	struct rapt_psp *psp;
+	uint8_t b[64];
+	struct side s;
+	uint16_t port;
+	int fd;
+
+	T(!side_open(&s));
+	T(!psp_new(&s, 0, 0, 0, &psp, &port));
+	fd = plain_connect(port);
+	T(fd >= 0);
+	T(write(fd, b, mpa_frame(b, true, 0x90, 2, 0x8001, 0x8001, NULL, 0)) ==
+	  24);
+	T(read_full(fd, b, 28) == 28);
+	T(!memcmp(b, "MPA ID Rep Frame", 16));
+	T(b[16] == 0x30 && b[17] == 2 && b[19] == 8);
+	T(b[24] == 0xa7 && b[25] == 0x52);	/* rapt's PROTOCOL marker */
+	T(!wait_eof(fd, EV_MS));
+	close(fd);
+	T(!ev_none(&s, 50));
+	T(!psp_wait_info(psp, 0, 0, &info));
+	T(info.pending_crs == 0);
+	TOK(rapt_psp_free(psp));
+	return side_close(&s);
+}
+
+static void test_wire_markers(void)
+{
+	CU_ASSERT_EQUAL(wire_markers(), 0);
+}
+
+/* ------------------------------------------------------------------ */
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} tests[] = {
+	{ "private data of every size on connect/accept/reject",
+	  test_pdata_every_size },
+	{ "raw reject with no private data", test_raw_reject_empty },
+	{ "PEER_REJECTED vs NON_PEER_REJECTED/BUSY", test_busy_vs_peer_reject },
+	{ "connect to a port nobody listens on", test_no_listener },
+	{ "connect timeout", test_connect_timeout },
+	{ "garbage peer", test_garbage_peer },
+	{ "peer closes during the MPA exchange",
+	  test_peer_closes_in_handshake },
+	{ "silent client: handshake timeout", test_silent_client },
+	{ "handshake limit: BUSY", test_handshake_limit },
+	{ "requester leaves before the decision", test_cr_cancelled },
+	{ "graceful disconnect, both directions", test_disconnect_graceful },
+	{ "abrupt disconnect", test_disconnect_abrupt },
+	{ "peer process killed", test_peer_killed },
+	{ "cancel a pending connect", test_cancel_connect },
+	{ "64 connections at once", test_many_connections },
+	{ "IPv6 loopback", test_ipv6_loopback },
+	{ "wire: initiator request, reply, RTR", test_wire_initiator },
+	{ "wire: reply with an RTR not offered", test_wire_bad_rtr },
+	{ "wire: responder, P2P / siw / rev 1 / CRC", test_wire_responder },
+	{ "wire: M=1 refused", test_wire_markers },
+};
+
+int main(void)
+{
+	CU_pSuite suite;
+	unsigned int i, failed;
+
+	/* The wire checks expect no CRC request, the default. */
+	unsetenv("RAPT_TCP_CRC");
+	signal(SIGPIPE, SIG_IGN);
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	suite = CU_add_suite("tcp connection management", NULL, NULL);
+	for (i = 0; suite && i < sizeof(tests) / sizeof(tests[0]); i++)
+		CU_add_test(suite, tests[i].name, tests[i].fn);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failed = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,762 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp provider: the data path through the public API over 127.0.0.1
+ * ("tcp:lo"): two IAs in one process, an active and a passive EP
+ * connected to each other, each side with its own EVD.
+ *
+ * Every transfer checks the bytes that arrive and the bytes around them;
+ * every error case checks what both sides report.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <CUnit/Basic.h>
+
+#include <rapt/rapt.h>
+
+#define EV_US	5000000		/* generous: the machine is shared */
+#define GUARD	64
+#define MIB	(1u << 20)
+
+#define T(cond)								\
+	do {								\
+		if (!(cond)) {						\
+			fprintf(stderr, "%s:%d: %s\n", __FILE__,	\
+				__LINE__, #cond);			\
+			return -1;					\
+		}							\
+	} while (0)
+#define TOK(call)							\
+	do {								\
+		int t_ret_ = (call);					\
+		if (t_ret_) {						\
+			fprintf(stderr, "%s:%d: %s: %s (%s)\n",		\
+				__FILE__, __LINE__, #call,		\
+				rapt_strerror(t_ret_), rapt_last_error()); \
+			return -1;					\
+		}							\
+	} while (0)
+
+/* ------------------------------------------------------------------ */
+/* Fixture                                                             */
+/* ------------------------------------------------------------------ */
+
+struct side {
+	struct rapt_ia *ia;
+	struct rapt_pz *pz;
+	struct rapt_evd *evd;
+	struct rapt_ep *ep;
+	struct rapt_lmr *lmr;
+	struct rapt_lmr_info mr;
+	uint8_t *buf;		/* GUARD | region | GUARD */
+	uint8_t *mem;		/* the registered region */
+	size_t len;
+};
+
+struct conn {
+	struct side a, p;	/* active, passive */
+	struct rapt_psp *psp;
+};
+
+/* Called before connect/accept, to post receives in time. */
+typedef int (*prep_fn)(struct conn *c);
+
+static int side_open(struct side *s, size_t len, uint32_t access)
+{
+	memset(s, 0, sizeof(*s));
+	TOK(rapt_ia_open("tcp:lo", &s->ia));
+	TOK(rapt_pz_create(s->ia, &s->pz));
+	TOK(rapt_evd_create(s->ia, 4096, RAPT_EVD_CR | RAPT_EVD_CONNECTION |
+			    RAPT_EVD_DTO, &s->evd));
+	s->len = len;
+	s->buf = malloc(len + 2 * GUARD);
+	T(s->buf);
+	s->mem = s->buf + GUARD;
+	memset(s->buf, 0xcc, len + 2 * GUARD);
+	TOK(rapt_lmr_create(s->pz, s->mem, len, access, &s->lmr, &s->mr));
+	return 0;
+}
+
+static int side_close(struct side *s)
+{
+	if (s->ep)
+		TOK(rapt_ep_free(s->ep));
+	TOK(rapt_lmr_free(s->lmr));
+	TOK(rapt_evd_free(s->evd));
+	TOK(rapt_pz_free(s->pz));
+	TOK(rapt_ia_close(s->ia));
+	free(s->buf);
+	return 0;
+}
+
+static int ev_wait(struct side *s, uint32_t type, struct rapt_event *ev)
+{
+	int ret = rapt_evd_wait(s->evd, EV_US, 1, ev, NULL);
+
+	if (ret) {
+		fprintf(stderr, "no event %#x: %s\n", type, rapt_strerror(ret));
+		return -1;
+	}
+	if (type && ev->type != type) {
+		fprintf(stderr, "expected event %#x, got %#x (dto status %u)\n",
+			type, ev->type, ev->u.dto.status);
+		return -1;
+	}
+	return 0;
+}
+
+/* The next event must be a DTO completion of @op with @status. */
+static int dto_wait(struct side *s, uint32_t op, uint32_t status,
+		    uint64_t cookie, struct rapt_event *ev)
+{
+	if (ev_wait(s, RAPT_EV_DTO, ev))
+		return -1;
+	if (ev->u.dto.op != op || ev->u.dto.status != status ||
+	    ev->u.dto.cookie != cookie) {
+		fprintf(stderr, "DTO op %u status %u cookie %llu, "
+			"want %u %u %llu\n",
+			ev->u.dto.op, ev->u.dto.status,
+			(unsigned long long)ev->u.dto.cookie, op, status,
+			(unsigned long long)cookie);
+		return -1;
+	}
+	T(ev->u.dto.ep == s->ep);
+	return 0;
+}
+
+/* Nothing more arrives for a while. */
+static int quiet(struct side *s)
+{
+	struct rapt_event ev;
+
+	T(rapt_evd_wait(s->evd, 50000, 1, &ev, NULL) == RAPT_ETIMEDOUT);
+	return 0;
+}
+
+static const struct sockaddr *lo_addr(void)
+{
+	static struct sockaddr_in sin;
+
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return (const struct sockaddr *)&sin;
+}
+
+#define ACC_ALL (RAPT_MEM_LOCAL_WRITE | RAPT_MEM_REMOTE_READ | \
+		 RAPT_MEM_REMOTE_WRITE)
+
+static int conn_open(struct conn *c, size_t alen, size_t plen,
+		     uint32_t paccess, const struct rapt_ep_attr *attr,
+		     prep_fn prep)
+{
+	struct rapt_psp_info pi;
+	struct rapt_event ev;
+
+	memset(c, 0, sizeof(*c));
+	if (side_open(&c->a, alen, RAPT_MEM_LOCAL_WRITE) ||
+	    side_open(&c->p, plen, paccess))
+		return -1;
+	TOK(rapt_psp_create(c->p.ia, RAPT_SERVICE_ID_ANY, c->p.evd, NULL,
+			    &c->psp));
+	TOK(rapt_psp_query(c->psp, &pi, sizeof(pi)));
+	TOK(rapt_ep_create(c->a.pz, c->a.evd, c->a.evd, c->a.evd, attr,
+			   &c->a.ep));
+	TOK(rapt_ep_create(c->p.pz, c->p.evd, c->p.evd, c->p.evd, attr,
+			   &c->p.ep));
+	if (prep && prep(c))
+		return -1;
+	TOK(rapt_ep_connect(c->a.ep, lo_addr(), pi.service_id, NULL, 0,
+			    EV_US));
+	if (ev_wait(&c->p, RAPT_EV_CR_ARRIVAL, &ev))
+		return -1;
+	TOK(rapt_cr_accept(ev.u.cr.cr, c->p.ep, NULL, 0));
+	if (ev_wait(&c->a, RAPT_EV_ESTABLISHED, &ev) ||
+	    ev_wait(&c->p, RAPT_EV_ESTABLISHED, &ev))
+		return -1;
+	return 0;
+}
+
+static int conn_close(struct conn *c)
+{
+	TOK(rapt_psp_free(c->psp));
+	if (side_close(&c->a) || side_close(&c->p))
+		return -1;
+	return 0;
+}
+
+static void fill(uint8_t *p, size_t n, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(i * 131 + seed + (i >> 9));
+}
+
+/* Everything outside [off, off + n) of @s's region is still 0xcc. */
+static int untouched(const struct side *s, size_t off, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < s->len + 2 * GUARD; i++)
+		if ((i < GUARD + off || i >= GUARD + off + n) &&
+		    s->buf[i] != 0xcc) {
+			fprintf(stderr, "byte %zd of the region changed\n",
+				(ssize_t)i - GUARD);
+			return -1;
+		}
+	return 0;
+}
+
+static struct rapt_sge sge(const struct side *s, size_t off, size_t n)
+{
+	struct rapt_sge g = {
+		.addr = (uintptr_t)(s->mem + off),
+		.length = (uint32_t)n,
+		.lkey = s->mr.lkey,
+	};
+
+	return g;
+}
+
+/* ------------------------------------------------------------------ */
+/* Send / receive                                                      */
+/* ------------------------------------------------------------------ */
+
+/* One message each way for every size, data checked both ways. */
+static int run_pingpong(void)
+{
+	static const uint32_t sizes[] = { 0, 1, 3, 8, 255, 256, 1000, 1441,
+		1442, 4096, 65535, 65536, 65537, 300001, MIB };
+	struct rapt_event ev;
+	struct conn c;
+	unsigned int i;
+
+	if (conn_open(&c, 2 * MIB, 2 * MIB, RAPT_MEM_LOCAL_WRITE, NULL,
+		      NULL))
+		return -1;
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint32_t n = sizes[i];
+		struct rapt_sge ga = sge(&c.a, 0, n), gp = sge(&c.p, MIB, MIB);
+
+		fill(c.a.mem, n, i);
+		TOK(rapt_ep_post_recv(c.p.ep, &gp, 1, i));
+		TOK(rapt_ep_post_send(c.a.ep, &ga, n ? 1 : 0, 100 + i, 0));
+		if (dto_wait(&c.a, RAPT_OP_SEND, RAPT_DTO_SUCCESS, 100 + i,
+			     &ev) ||
+		    dto_wait(&c.p, RAPT_OP_RECV, RAPT_DTO_SUCCESS, i, &ev))
+			return -1;
+		T(ev.u.dto.length == n && ev.u.dto.flags == 0);
+		T(!memcmp(c.p.mem + MIB, c.a.mem, n));
+		/* and back, from the receive buffer itself */
+		ga = sge(&c.a, MIB, MIB);
+		gp = sge(&c.p, MIB, n);
+		TOK(rapt_ep_post_recv(c.a.ep, &ga, 1, 200 + i));
+		TOK(rapt_ep_post_send(c.p.ep, &gp, n ? 1 : 0, 300 + i, 0));
+		if (dto_wait(&c.p, RAPT_OP_SEND, RAPT_DTO_SUCCESS, 300 + i,
+			     &ev) ||
+		    dto_wait(&c.a, RAPT_OP_RECV, RAPT_DTO_SUCCESS, 200 + i,
+			     &ev))
+			return -1;
+		T(ev.u.dto.length == n);
+		T(!memcmp(c.a.mem + MIB, c.a.mem, n));
+	}
+	return conn_close(&c);
+}
+
+/* Gather from 3 SGEs, scatter into 4 (one of them empty); solicited. */
+static int run_multi_sge(void)
+{
+	struct rapt_sge g[3], s[4];
+	uint8_t want[254];
+	struct rapt_event ev;
+	struct conn c;
+
+	if (conn_open(&c, 4096, 4096, RAPT_MEM_LOCAL_WRITE, NULL, NULL))
+		return -1;
+	fill(c.a.mem, 4096, 3);
+	memset(c.p.mem, 0xcc, 4096);
+	g[0] = sge(&c.a, 1, 3);
+	g[1] = sge(&c.a, 100, 250);
+	g[2] = sge(&c.a, 4095, 1);
+	s[0] = sge(&c.p, 0, 1);
+	s[1] = sge(&c.p, 10, 100);
+	s[2] = sge(&c.p, 500, 0);
+	s[3] = sge(&c.p, 600, 300);
+	memcpy(want, c.a.mem + 1, 3);
+	memcpy(want + 3, c.a.mem + 100, 250);
+	want[253] = c.a.mem[4095];
+	TOK(rapt_ep_post_recv(c.p.ep, s, 4, 1));
+	TOK(rapt_ep_post_send(c.a.ep, g, 3, 2, RAPT_POST_SOLICITED));
+	if (dto_wait(&c.a, RAPT_OP_SEND, RAPT_DTO_SUCCESS, 2, &ev) ||
+	    dto_wait(&c.p, RAPT_OP_RECV, RAPT_DTO_SUCCESS, 1, &ev))
+		return -1;
+	T(ev.u.dto.length == 254 && ev.u.dto.flags == RAPT_DTO_SOLICITED);
+	T(c.p.mem[0] == want[0] && c.p.mem[1] == 0xcc);
+	T(!memcmp(c.p.mem + 10, want + 1, 100) && c.p.mem[110] == 0xcc);
+	T(c.p.mem[599] == 0xcc && !memcmp(c.p.mem + 600, want + 101, 153));
+	T(c.p.mem[753] == 0xcc);
+	return conn_close(&c);
+}
+
+/* Inline: the buffer is the caller's again when the post returns. */
+static int run_inline(void)
+{
+	struct rapt_ep_attr attr = { .max_inline = 64 };
+	uint8_t tmp[64];
+	struct rapt_sge g = { (uintptr_t)tmp, sizeof(tmp), 0 }, r;
+	struct rapt_event ev;
+	struct conn c;
+	int i;
+
+	if (conn_open(&c, 4096, 4096, RAPT_MEM_LOCAL_WRITE, &attr, NULL))
+		return -1;
+	r = sge(&c.p, 0, 4096);
+	for (i = 0; i < 10; i++) {
+		memset(tmp, 'a' + i, sizeof(tmp));
+		TOK(rapt_ep_post_recv(c.p.ep, &r, 1, i));
+		TOK(rapt_ep_post_send(c.a.ep, &g, 1, i, RAPT_POST_INLINE));
+		memset(tmp, 0, sizeof(tmp));
+		if (dto_wait(&c.a, RAPT_OP_SEND, RAPT_DTO_SUCCESS, i, &ev) ||
+		    dto_wait(&c.p, RAPT_OP_RECV, RAPT_DTO_SUCCESS, i, &ev))
+			return -1;
+		T(ev.u.dto.length == 64);
+		T(c.p.mem[0] == 'a' + i && c.p.mem[63] == 'a' + i);
+	}
+	g.length = 65;
+	T(rapt_ep_post_send(c.a.ep, &g, 1, 0, RAPT_POST_INLINE) ==
+	  RAPT_ELENGTH);
+	return conn_close(&c);
+}
+
+/* SUPPRESS: no completion for unsignalled sends, order kept. */
+static int run_suppress(void)
+{
+	struct rapt_event ev;
+	struct rapt_sge g, r;
+	struct conn c;
+	int i;
+
+	if (conn_open(&c, 4096, 4096, RAPT_MEM_LOCAL_WRITE, NULL, NULL))
+		return -1;
+	g = sge(&c.a, 0, 16);
+	for (i = 0; i < 50; i++) {
+		r = sge(&c.p, (size_t)i * 16, 16);
+		TOK(rapt_ep_post_recv(c.p.ep, &r, 1, i));
+	}
+	for (i = 0; i < 50; i++)
+		TOK(rapt_ep_post_send(c.a.ep, &g, 1, i,
+				      i % 10 == 9 ? 0 : RAPT_POST_SUPPRESS));
+	for (i = 9; i < 50; i += 10)
+		if (dto_wait(&c.a, RAPT_OP_SEND, RAPT_DTO_SUCCESS, i, &ev))
+			return -1;
+	for (i = 0; i < 50; i++)
+		if (dto_wait(&c.p, RAPT_OP_RECV, RAPT_DTO_SUCCESS, i, &ev))
+			return -1;
+	if (quiet(&c.a))
+		return -1;
+	return conn_close(&c);
+}
+
+/* ------------------------------------------------------------------ */
+/* RDMA                                                                */
+/* ------------------------------------------------------------------ */
+
+#define RL (3 * 4096 + 13)
+
+/* The window @p (GUARD, @len bytes, GUARD) is still 0xcc outside the
+ * @n bytes at @off of its middle part. */
+static int window_untouched(const uint8_t *p, size_t len, size_t off,
+			    size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < len + 2 * GUARD; i++)
+		if ((i < GUARD + off || i >= GUARD + off + n) &&
+		    p[i] != 0xcc) {
+			fprintf(stderr, "byte %zd changed\n",
+				(ssize_t)i - GUARD);
+			return -1;
+		}
+	return 0;
+}
+
+/* Write then read back at every offset class; bytes around untouched.
+ * Each case has its own window of the target region, so no byte is
+ * reused while the target's engine may still be sending it. */
+static int run_rdma_offsets(void)
+{
+	static const struct { uint32_t off, len; } cases[] = {
+		{ 0, 4096 }, { 1, 7 }, { 4095, 2 }, { 4093, 4100 },
+		{ 0, RL }, { 13, RL - 13 }, { RL - 1, 1 }, { 5, 0 },
+	};
+	enum { NC = sizeof(cases) / sizeof(cases[0]) };
+	const size_t win = RL + 2 * GUARD;
+	struct rapt_event ev;
+	struct conn c;
+	unsigned int i;
+
+	if (conn_open(&c, 3 * RL + 64, NC * win, ACC_ALL, NULL, NULL))
+		return -1;
+	for (i = 0; i < NC; i++) {
+		uint32_t off = cases[i].off, len = cases[i].len;
+		uint8_t *pw = c.p.mem + i * win;	/* window with guards */
+		uint8_t *pm = pw + GUARD;
+		uint64_t raddr = c.p.mr.raddr + i * win + GUARD + off;
+		struct rapt_sge g = sge(&c.a, off, len), s2[2];
+
+		fill(c.a.mem, RL, i);
+		TOK(rapt_ep_post_write(c.a.ep, &g, 1, i, raddr, c.p.mr.rkey,
+				       0));
+		if (dto_wait(&c.a, RAPT_OP_RDMA_WRITE, RAPT_DTO_SUCCESS, i,
+			     &ev))
+			return -1;
+		T(ev.u.dto.length == len);
+		/* a read after the write sees it (same connection, in order) */
+		memset(c.a.mem, 0, 2 * RL + 32);
+		s2[0] = sge(&c.a, 0, len / 3);
+		s2[1] = sge(&c.a, RL + 7, len - len / 3);
+		TOK(rapt_ep_post_read(c.a.ep, s2, 2, 100 + i, raddr,
+				      c.p.mr.rkey, 0));
+		if (dto_wait(&c.a, RAPT_OP_RDMA_READ, RAPT_DTO_SUCCESS,
+			     100 + i, &ev))
+			return -1;
+		T(ev.u.dto.length == len);
+		fill(c.a.mem + 2 * RL + 32, RL, i);	/* what was written */
+		T(!memcmp(pm + off, c.a.mem + 2 * RL + 32 + off, len));
+		T(!memcmp(c.a.mem, pm + off, len / 3));
+		T(!memcmp(c.a.mem + RL + 7, pm + off + len / 3,
+			  len - len / 3));
+		if (window_untouched(pw, RL, off, len) || quiet(&c.p))
+			return -1;
+	}
+	return conn_close(&c);
+}
+
+/* 4 MiB writes and reads: many FPDUs, a full socket, suppressed WRs. */
+static int run_rdma_big(void)
+{
+	enum { N = 4 * MIB };
+	struct rapt_event ev;
+	struct rapt_sge g, r;
+	struct conn c;
+	int i;
+
+	if (conn_open(&c, 2 * N, N, ACC_ALL, NULL, NULL))
+		return -1;
+	g = sge(&c.a, 0, N);
+	r = sge(&c.a, N, N);
+	fill(c.a.mem, N, 5);
+	for (i = 0; i < 3; i++)
+		TOK(rapt_ep_post_write(c.a.ep, &g, 1, i, c.p.mr.raddr,
+				       c.p.mr.rkey,
+				       i < 2 ? RAPT_POST_SUPPRESS : 0));
+	TOK(rapt_ep_post_read(c.a.ep, &r, 1, 9, c.p.mr.raddr, c.p.mr.rkey,
+			      0));
+	if (dto_wait(&c.a, RAPT_OP_RDMA_WRITE, RAPT_DTO_SUCCESS, 2, &ev) ||
+	    dto_wait(&c.a, RAPT_OP_RDMA_READ, RAPT_DTO_SUCCESS, 9, &ev))
+		return -1;
+	T(ev.u.dto.length == N);
+	T(!memcmp(c.a.mem, c.p.mem, N));
+	T(!memcmp(c.a.mem + N, c.p.mem, N));
+	return conn_close(&c);
+}
+
+/* FENCE: a send after reads is not started before they complete. */
+static int run_fence(void)
+{
+	struct rapt_event ev;
+	struct rapt_sge g, r;
+	struct conn c;
+	int i;
+
+	if (conn_open(&c, 8 * 65536, 65536, ACC_ALL, NULL, NULL))
+		return -1;
+	fill(c.p.mem, 65536, 1);
+	r = sge(&c.p, 0, 64);
+	TOK(rapt_ep_post_recv(c.p.ep, &r, 1, 50));
+	for (i = 0; i < 6; i++) {
+		g = sge(&c.a, (size_t)i * 65536, 65536 - (size_t)i);
+		TOK(rapt_ep_post_read(c.a.ep, &g, 1, i, c.p.mr.raddr + i,
+				      c.p.mr.rkey, 0));
+	}
+	TOK(rapt_ep_post_send(c.a.ep, NULL, 0, 10, RAPT_POST_FENCE));
+	for (i = 0; i < 6; i++) {
+		if (dto_wait(&c.a, RAPT_OP_RDMA_READ, RAPT_DTO_SUCCESS, i,
+			     &ev))
+			return -1;
+		T(!memcmp(c.a.mem + (size_t)i * 65536, c.p.mem + i,
+			  65536 - (size_t)i));
+	}
+	if (dto_wait(&c.a, RAPT_OP_SEND, RAPT_DTO_SUCCESS, 10, &ev) ||
+	    dto_wait(&c.p, RAPT_OP_RECV, RAPT_DTO_SUCCESS, 50, &ev))
+		return -1;
+	return conn_close(&c);
+}
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                              */
+/* ------------------------------------------------------------------ */
+
+enum { BAD_RKEY, BAD_PAST_END, BAD_BEFORE, BAD_RIGHTS };
+
+/*
+ * A remote access violation: the target writes nothing, both sides see
+ * BROKEN.  A read completes REMOTE_ACCESS; a write completes at transmit
+ * (iWARP has no acknowledgement), so it is SUCCESS or REMOTE_ACCESS
+ * depending on timing, never FLUSHED-then-silence.
+ */
+static int violation(int kind, bool read)
+{
+	uint32_t access = ACC_ALL, rkey;
+	struct rapt_event ev;
+	struct rapt_sge g;
+	struct conn c;
+	uint64_t raddr;
+
+	if (kind == BAD_RIGHTS)
+		access = RAPT_MEM_LOCAL_WRITE | (read ? RAPT_MEM_REMOTE_WRITE :
+						 RAPT_MEM_REMOTE_READ);
+	if (conn_open(&c, 4096, 4096, access, NULL, NULL))
+		return -1;
+	memset(c.p.buf, 0xcc, 4096 + 2 * GUARD);
+	fill(c.a.mem, 4096, 1);
+	rkey = c.p.mr.rkey ^ (kind == BAD_RKEY ? 0x10 : 0);
+	raddr = c.p.mr.raddr + (kind == BAD_PAST_END ? 4096 - 99 : 0) -
+		(kind == BAD_BEFORE ? 1 : 0);
+	g = sge(&c.a, 0, 100);
+	if (read)
+		TOK(rapt_ep_post_read(c.a.ep, &g, 1, 7, raddr, rkey, 0));
+	else
+		TOK(rapt_ep_post_write(c.a.ep, &g, 1, 7, raddr, rkey, 0));
+	if (ev_wait(&c.a, RAPT_EV_DTO, &ev))
+		return -1;
+	T(ev.u.dto.cookie == 7);
+	if (read)
+		T(ev.u.dto.status == RAPT_DTO_REMOTE_ACCESS);
+	else
+		T(ev.u.dto.status == RAPT_DTO_SUCCESS ||
+		  ev.u.dto.status == RAPT_DTO_REMOTE_ACCESS);
+	if (ev_wait(&c.a, RAPT_EV_BROKEN, &ev) ||
+	    ev_wait(&c.p, RAPT_EV_BROKEN, &ev) || untouched(&c.p, 0, 0))
+		return -1;
+	T(rapt_ep_post_send(c.a.ep, &g, 1, 8, 0) == RAPT_ESTATE);
+	return conn_close(&c);
+}
+
+static int run_violations(void)
+{
+	int kind;
+
+	for (kind = BAD_RKEY; kind <= BAD_RIGHTS; kind++)
+		if (violation(kind, false) || violation(kind, true))
+			return -1;
+	return 0;
+}
+
+/* iWARP has no RNR: a Send that finds no receive breaks the connection
+ * on both sides; receives posted later flush. */
+static int run_no_receive(void)
+{
+	struct rapt_event ev;
+	struct rapt_sge g;
+	struct conn c;
+
+	if (conn_open(&c, 4096, 4096, RAPT_MEM_LOCAL_WRITE, NULL, NULL))
+		return -1;
+	g = sge(&c.a, 0, 20);
+	TOK(rapt_ep_post_send(c.a.ep, &g, 1, 1, 0));
+	if (ev_wait(&c.p, RAPT_EV_BROKEN, &ev))
+		return -1;
+	if (ev_wait(&c.a, RAPT_EV_DTO, &ev))
+		return -1;
+	T(ev.u.dto.cookie == 1);
+	if (ev_wait(&c.a, RAPT_EV_BROKEN, &ev))
+		return -1;
+	g = sge(&c.p, 0, 20);
+	TOK(rapt_ep_post_recv(c.p.ep, &g, 1, 2));
+	if (dto_wait(&c.p, RAPT_OP_RECV, RAPT_DTO_FLUSHED, 2, &ev))
+		return -1;
+	return conn_close(&c);
+}
+
+/* A message longer than the receive: LOCAL_LENGTH, nothing written past
+ * the receive, the next receive flushed, both sides broken. */
+static int run_too_long(void)
+{
+	struct rapt_event ev;
+	struct rapt_sge g, r;
+	struct conn c;
+
+	if (conn_open(&c, 4096, 4096, RAPT_MEM_LOCAL_WRITE, NULL, NULL))
+		return -1;
+	memset(c.p.buf, 0xcc, 4096 + 2 * GUARD);
+	r = sge(&c.p, 0, 10);
+	TOK(rapt_ep_post_recv(c.p.ep, &r, 1, 1));
+	r = sge(&c.p, 100, 10);
+	TOK(rapt_ep_post_recv(c.p.ep, &r, 1, 2));
+	g = sge(&c.a, 0, 11);
+	TOK(rapt_ep_post_send(c.a.ep, &g, 1, 3, 0));
+	if (dto_wait(&c.p, RAPT_OP_RECV, RAPT_DTO_LOCAL_LENGTH, 1, &ev) ||
+	    dto_wait(&c.p, RAPT_OP_RECV, RAPT_DTO_FLUSHED, 2, &ev) ||
+	    ev_wait(&c.p, RAPT_EV_BROKEN, &ev) || untouched(&c.p, 0, 10))
+		return -1;
+	if (ev_wait(&c.a, RAPT_EV_DTO, &ev) ||
+	    ev_wait(&c.a, RAPT_EV_BROKEN, &ev))
+		return -1;
+	return conn_close(&c);
+}
+
+/* Send with Invalidate: the receive says so, the rkey is dead after. */
+static int run_send_inv(void)
+{
+	struct rapt_event ev;
+	struct rapt_sge g, r;
+	struct conn c;
+
+	if (conn_open(&c, 4096, 4096, ACC_ALL, NULL, NULL))
+		return -1;
+	r = sge(&c.p, 0, 100);
+	TOK(rapt_ep_post_recv(c.p.ep, &r, 1, 1));
+	g = sge(&c.a, 0, 10);
+	TOK(rapt_ep_post_write(c.a.ep, &g, 1, 2, c.p.mr.raddr + 200,
+			       c.p.mr.rkey, 0));
+	TOK(rapt_ep_post_send_inv(c.a.ep, &g, 1, 3, RAPT_POST_SOLICITED,
+				  c.p.mr.rkey));
+	if (dto_wait(&c.a, RAPT_OP_RDMA_WRITE, RAPT_DTO_SUCCESS, 2, &ev) ||
+	    dto_wait(&c.a, RAPT_OP_SEND, RAPT_DTO_SUCCESS, 3, &ev) ||
+	    dto_wait(&c.p, RAPT_OP_RECV, RAPT_DTO_SUCCESS, 1, &ev))
+		return -1;
+	T(ev.u.dto.flags == (RAPT_DTO_INVALIDATED | RAPT_DTO_SOLICITED));
+	T(ev.u.dto.invalidated_rkey == c.p.mr.rkey);
+	memset(c.p.mem + 1000, 0xcc, 100);
+	TOK(rapt_ep_post_write(c.a.ep, &g, 1, 4, c.p.mr.raddr + 1000,
+			       c.p.mr.rkey, 0));
+	if (ev_wait(&c.p, RAPT_EV_BROKEN, &ev))
+		return -1;
+	T(c.p.mem[1000] == 0xcc);
+	return conn_close(&c);
+}
+
+/* The passive side may send as soon as it sees ESTABLISHED: the active
+ * side's receive, posted before connect, gets it. */
+static int prep_active_recv(struct conn *c)
+{
+	struct rapt_sge r = sge(&c->a, 0, 100);
+
+	TOK(rapt_ep_post_recv(c->a.ep, &r, 1, 77));
+	return 0;
+}
+
+static int run_passive_first(void)
+{
+	struct rapt_event ev;
+	struct rapt_sge g;
+	struct conn c;
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		if (conn_open(&c, 4096, 4096, RAPT_MEM_LOCAL_WRITE, NULL,
+			      prep_active_recv))
+			return -1;
+		memcpy(c.p.mem, "hello", 5);
+		g = sge(&c.p, 0, 5);
+		TOK(rapt_ep_post_send(c.p.ep, &g, 1, 5, 0));
+		if (dto_wait(&c.p, RAPT_OP_SEND, RAPT_DTO_SUCCESS, 5, &ev) ||
+		    dto_wait(&c.a, RAPT_OP_RECV, RAPT_DTO_SUCCESS, 77, &ev))
+			return -1;
+		T(ev.u.dto.length == 5 && !memcmp(c.a.mem, "hello", 5));
+		if (conn_close(&c))
+			return -1;
+	}
+	return 0;
+}
+
+/* Disconnect flushes outstanding receives in order before DISCONNECTED. */
+static int run_flush(void)
+{
+	struct rapt_event ev;
+	struct rapt_sge r;
+	struct conn c;
+	int i;
+
+	if (conn_open(&c, 4096, 4096, RAPT_MEM_LOCAL_WRITE, NULL, NULL))
+		return -1;
+	r = sge(&c.p, 0, 64);
+	for (i = 0; i < 100; i++)
+		TOK(rapt_ep_post_recv(c.p.ep, &r, 1, i));
+	TOK(rapt_ep_disconnect(c.a.ep, RAPT_CLOSE_GRACEFUL, NULL, 0));
+	for (i = 0; i < 100; i++)
+		if (dto_wait(&c.p, RAPT_OP_RECV, RAPT_DTO_FLUSHED, i, &ev))
+			return -1;
+	if (ev_wait(&c.p, RAPT_EV_DISCONNECTED, &ev) ||
+	    ev_wait(&c.a, RAPT_EV_DISCONNECTED, &ev))
+		return -1;
+	return conn_close(&c);
+}
+
+/* ------------------------------------------------------------------ */
+
+#define CASE(fn) static void cu_##fn(void) { CU_ASSERT_EQUAL(fn(), 0); }
+CASE(run_pingpong)
+CASE(run_multi_sge)
+CASE(run_inline)
+CASE(run_suppress)
+CASE(run_rdma_offsets)
+CASE(run_rdma_big)
+CASE(run_fence)
+CASE(run_violations)
+CASE(run_no_receive)
+CASE(run_too_long)
+CASE(run_send_inv)
+CASE(run_passive_first)
+CASE(run_flush)
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} cases[] = {
+	{ "send/recv ping-pong, 0 B to 1 MiB", cu_run_pingpong },
+	{ "multi-SGE gather and scatter, solicited", cu_run_multi_sge },
+	{ "inline sends", cu_run_inline },
+	{ "suppressed completions", cu_run_suppress },
+	{ "RDMA write and read at every offset class", cu_run_rdma_offsets },
+	{ "4 MiB RDMA writes and read", cu_run_rdma_big },
+	{ "FENCE waits for earlier reads", cu_run_fence },
+	{ "remote access violations", cu_run_violations },
+	{ "send with no posted receive", cu_run_no_receive },
+	{ "message longer than the receive", cu_run_too_long },
+	{ "send with invalidate", cu_run_send_inv },
+	{ "passive side sends right after ESTABLISHED",
+	  cu_run_passive_first },
+	{ "disconnect flushes receives in order", cu_run_flush },
+};
+
+int main(void)
+{
+	struct rapt_ia *ia;
+	unsigned int i, fails;
+	CU_pSuite s;
+
+	if (rapt_ia_open("tcp:lo", &ia)) {
+		fprintf(stderr, "tcp:lo cannot be opened: %s; skipping\n",
+			rapt_last_error());
+		return 77;
+	}
+	rapt_ia_close(ia);
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("tcp_dto", NULL, NULL);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CU_add_test(s, cases[i].name, cases[i].fn);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	fails = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return fails ? 1 : 0;
+}

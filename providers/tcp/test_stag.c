@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp provider: unit tests of the STag table (tcp_mem.c), linked in
+ * directly: key shape and uniqueness, O(1) lookup, bounds, rights,
+ * invalidation, reuse after free, and lmr_free waiting for a pin.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include "tcp.h"
+
+#define NREG 5000
+
+static struct tcp_ia ia;
+static uint8_t region[4096];
+
+static int suite_init(void)
+{
+	memset(&ia, 0, sizeof(ia));
+	return tcp_stags_create(&ia.stags) ? -1 : 0;
+}
+
+static int suite_fini(void)
+{
+	tcp_stags_destroy(ia.stags);
+	return 0;
+}
+
+static void *reg(void *addr, size_t len, uint32_t access,
+		 struct rapt_lmr_info *info)
+{
+	void *mr = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(tcp_lmr_create(&ia, NULL, addr, len, access,
+					     info, &mr), 0);
+	return mr;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Keys are never 0 or the RTR STag, never repeat among live regions,
+ * and do not count up. */
+static void test_key_shape(void)
+{
+	static void *mr[NREG];
+	static uint32_t keys[2 * NREG];
+	struct rapt_lmr_info info;
+	uint32_t i, ascending = 0;
+
+	for (i = 0; i < NREG; i++) {
+		mr[i] = reg(region, sizeof(region), RAPT_MEM_REMOTE_READ,
+			    &info);
+		CU_ASSERT(info.lkey != 0 && info.lkey != TCP_RTR_STAG);
+		CU_ASSERT(info.rkey != 0 && info.rkey != TCP_RTR_STAG);
+		CU_ASSERT(info.lkey != info.rkey);
+		CU_ASSERT_EQUAL(info.raddr, (uint64_t)(uintptr_t)region);
+		keys[2 * i] = info.lkey;
+		keys[2 * i + 1] = info.rkey;
+		if (i && info.rkey == keys[2 * i - 1] + 1)
+			ascending++;
+	}
+	CU_ASSERT(ascending < NREG / 10);
+	qsort(keys, 2 * NREG, sizeof(keys[0]), cmp_u32);
+	for (i = 1; i < 2 * NREG; i++)
+		CU_ASSERT_NOT_EQUAL(keys[i], keys[i - 1]);
+	for (i = 0; i < NREG; i++)
+		CU_ASSERT_EQUAL(tcp_lmr_free(mr[i]), 0);
+}
+
+/* Bounds and rights, through the pinned and the unpinned lookups. */
+static void test_bounds_rights(void)
+{
+	struct rapt_lmr_info info;
+	struct tcp_stag_slot *pin;
+	uint64_t base = (uintptr_t)region + 100;
+	uint8_t ecode = 0xaa;
+	void *mr;
+	uint8_t *p;
+
+	mr = reg(region + 100, 1000, RAPT_MEM_REMOTE_WRITE |
+		 RAPT_MEM_LOCAL_WRITE, &info);
+	/* whole region, one byte at each end, zero bytes at the end */
+	CU_ASSERT_PTR_EQUAL(tcp_rkey_resolve(&ia, info.rkey, base, 1000,
+					     RAPT_MEM_REMOTE_WRITE, &ecode),
+			    region + 100);
+	CU_ASSERT_PTR_NOT_NULL(tcp_rkey_resolve(&ia, info.rkey, base + 999, 1,
+						RAPT_MEM_REMOTE_WRITE, &ecode));
+	CU_ASSERT_PTR_NOT_NULL(tcp_rkey_resolve(&ia, info.rkey, base + 1000, 0,
+						RAPT_MEM_REMOTE_WRITE, &ecode));
+	/* one byte out on either side */
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, info.rkey, base - 1, 1,
+					    RAPT_MEM_REMOTE_WRITE, &ecode));
+	CU_ASSERT_EQUAL(ecode, TCP_TERM_RDMAP_BASE_BOUNDS);
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, info.rkey, base + 1, 1000,
+					    RAPT_MEM_REMOTE_WRITE, &ecode));
+	CU_ASSERT_EQUAL(ecode, TCP_TERM_RDMAP_BASE_BOUNDS);
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, info.rkey, base, 1ull << 40,
+					    RAPT_MEM_REMOTE_WRITE, &ecode));
+	/* a TO that wraps */
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, info.rkey, UINT64_MAX - 3, 8,
+					    RAPT_MEM_REMOTE_WRITE, &ecode));
+	CU_ASSERT_EQUAL(ecode, TCP_TERM_RDMAP_TO_WRAP);
+	/* rights */
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, info.rkey, base, 10,
+					    RAPT_MEM_REMOTE_READ, &ecode));
+	CU_ASSERT_EQUAL(ecode, TCP_TERM_RDMAP_ACCESS);
+	/* wrong keys: the lkey is no rkey, a neighbour key is nothing */
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, info.lkey, base, 10,
+					    RAPT_MEM_REMOTE_WRITE, &ecode));
+	CU_ASSERT_EQUAL(ecode, TCP_TERM_RDMAP_INVALID_STAG);
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, info.rkey ^ 1, base, 10,
+					    RAPT_MEM_REMOTE_WRITE, &ecode));
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, 0, base, 0,
+					    RAPT_MEM_REMOTE_WRITE, &ecode));
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, TCP_RTR_STAG, base, 0,
+					    RAPT_MEM_REMOTE_WRITE, &ecode));
+	/* local keys */
+	p = tcp_mem_lkey(&ia, info.lkey, base + 10, 20, RAPT_MEM_LOCAL_WRITE,
+			 &pin);
+	CU_ASSERT_PTR_EQUAL(p, region + 110);
+	tcp_mem_put(pin);
+	CU_ASSERT_PTR_NULL(tcp_mem_lkey(&ia, info.rkey, base, 1, 0, &pin));
+	{
+		struct rapt_sge sgl[2] = {
+			{ base, 500, info.lkey },
+			{ base + 500, 501, info.lkey },
+		};
+
+		CU_ASSERT_EQUAL(tcp_sge_check(&ia, sgl, 1,
+					      RAPT_MEM_LOCAL_WRITE), 0);
+		CU_ASSERT_EQUAL(tcp_sge_check(&ia, sgl, 2, 0),
+				RAPT_DTO_LOCAL_PROTECTION);
+	}
+	CU_ASSERT_EQUAL(tcp_lmr_free(mr), 0);
+	/* no local write right */
+	mr = reg(region, 10, 0, &info);
+	CU_ASSERT_PTR_NULL(tcp_mem_lkey(&ia, info.lkey, (uintptr_t)region, 1,
+					RAPT_MEM_LOCAL_WRITE, &pin));
+	CU_ASSERT_PTR_NOT_NULL(tcp_mem_lkey(&ia, info.lkey, (uintptr_t)region,
+					    1, 0, &pin));
+	tcp_mem_put(pin);
+	CU_ASSERT_EQUAL(tcp_lmr_free(mr), 0);
+}
+
+/* Freed keys stay dead, also after their slot is reused. */
+static void test_free_reuse(void)
+{
+	struct rapt_lmr_info a, b;
+	uint8_t ecode;
+	void *mr;
+	int i;
+
+	mr = reg(region, 64, RAPT_MEM_REMOTE_READ, &a);
+	CU_ASSERT_EQUAL(tcp_lmr_free(mr), 0);
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, a.rkey, (uintptr_t)region, 1,
+					    RAPT_MEM_REMOTE_READ, &ecode));
+	CU_ASSERT_EQUAL(ecode, TCP_TERM_RDMAP_INVALID_STAG);
+	for (i = 0; i < 100; i++) {
+		mr = reg(region, 64, RAPT_MEM_REMOTE_READ, &b);
+		CU_ASSERT_NOT_EQUAL(b.rkey, a.rkey);
+		CU_ASSERT_NOT_EQUAL(b.lkey, a.lkey);
+		CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, a.rkey,
+						    (uintptr_t)region, 1,
+						    RAPT_MEM_REMOTE_READ,
+						    &ecode));
+		CU_ASSERT_PTR_NOT_NULL(tcp_rkey_resolve(&ia, b.rkey,
+							(uintptr_t)region, 1,
+							RAPT_MEM_REMOTE_READ,
+							&ecode));
+		CU_ASSERT_EQUAL(tcp_lmr_free(mr), 0);
+	}
+}
+
+static void test_invalidate(void)
+{
+	struct rapt_lmr_info info;
+	struct tcp_stag_slot *pin;
+	uint8_t ecode;
+	void *mr;
+
+	mr = reg(region, 64, RAPT_MEM_REMOTE_WRITE | RAPT_MEM_LOCAL_WRITE,
+		 &info);
+	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, info.rkey), 0);
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, info.rkey, (uintptr_t)region,
+					    1, RAPT_MEM_REMOTE_WRITE, &ecode));
+	/* the lkey still works; invalidating twice is fine; unknown keys
+	 * and lkeys are refused */
+	CU_ASSERT_PTR_NOT_NULL(tcp_mem_lkey(&ia, info.lkey, (uintptr_t)region,
+					    1, RAPT_MEM_LOCAL_WRITE, &pin));
+	tcp_mem_put(pin);
+	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, info.rkey), 0);
+	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, info.rkey ^ 0x5),
+			RAPT_ENOENT);
+	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, info.lkey), RAPT_ENOENT);
+	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, 0), RAPT_ENOENT);
+	CU_ASSERT_EQUAL(tcp_lmr_free(mr), 0);
+	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, info.rkey), RAPT_ENOENT);
+}
+
+struct free_arg {
+	void *mr;
+	atomic_int done;
+};
+
+static void *free_thread(void *p)
+{
+	struct free_arg *a = p;
+
+	tcp_lmr_free(a->mr);
+	atomic_store(&a->done, 1);
+	return NULL;
+}
+
+/* rapt_lmr_free() does not return while the data path touches the region,
+ * and the key is dead for new lookups at once. */
+static void test_free_waits_for_pin(void)
+{
+	struct rapt_lmr_info info;
+	struct tcp_stag_slot *pin;
+	struct free_arg a = { 0 };
+	pthread_t th;
+	uint8_t ecode;
+	int i;
+
+	a.mr = reg(region, 64, RAPT_MEM_REMOTE_WRITE, &info);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(tcp_mem_rkey(&ia, info.rkey,
+						  (uintptr_t)region, 64,
+						  RAPT_MEM_REMOTE_WRITE, &ecode,
+						  &pin));
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, free_thread, &a), 0);
+	for (i = 0; i < 50; i++) {
+		usleep(1000);
+		CU_ASSERT_EQUAL(atomic_load(&a.done), 0);
+	}
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, info.rkey, (uintptr_t)region,
+					    1, RAPT_MEM_REMOTE_WRITE, &ecode));
+	tcp_mem_put(pin);
+	pthread_join(th, NULL);
+	CU_ASSERT_EQUAL(atomic_load(&a.done), 1);
+}
+
+int main(void)
+{
+	CU_pSuite s;
+	unsigned int fails;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("tcp_stag", suite_init, suite_fini);
+	CU_add_test(s, "key shape and uniqueness", test_key_shape);
+	CU_add_test(s, "bounds and rights", test_bounds_rights);
+	CU_add_test(s, "free and reuse", test_free_reuse);
+	CU_add_test(s, "invalidate", test_invalidate);
+	CU_add_test(s, "free waits for a pin", test_free_waits_for_pin);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	fails = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
+	CU_cleanup_registry();
+	return fails ? 1 : 0;
+}
