@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rapt_perf latency tests; every round trip is timed on the client.
+ *
+ * lat_send: the client posts a receive, then a send; the server echoes
+ *   each message from the buffer it landed in, with its next receive
+ *   already posted.  A round trip ends when the client has both the
+ *   reply's receive completion and its own send completion.
+ * lat_write: RDMA write ping-pong, as perftest does it: each side writes
+ *   the whole message into the other's buffer and polls the last byte of
+ *   its own buffer for the new sequence number.  The send-side
+ *   completions are reaped while polling.  Polling only (-m poll).
+ * lat_read: one RDMA read at a time, timed from the post to its
+ *   completion; the server posts nothing for it.
+ *
+ * Phase protocol: PHASE (size, total, window, client raddr, client rkey,
+ * warmup) -> READY -> the round trips -> DONE -> ACK (server-side check
+ * failures).
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf.h"
+
+static unsigned int post_flags(const struct perf_side *s, uint64_t size)
+{
+	return s->max_inline && size <= s->max_inline ? RAPT_POST_INLINE : 0;
+}
+
+static int post_recv(struct perf_side *s, uint8_t *p, uint64_t size,
+		     uint64_t cookie)
+{
+	struct rapt_sge sge = perf_sge(s, p, size);
+	int ret = rapt_ep_post_recv(s->data_ep, &sge, 1, cookie);
+
+	return ret ? perf_fail(ret, "rapt_ep_post_recv") : 0;
+}
+
+static int post_send(struct perf_side *s, uint8_t *p, uint64_t size)
+{
+	struct rapt_sge sge = perf_sge(s, p, size);
+	int ret;
+
+	ret = rapt_ep_post_send(s->data_ep, &sge, 1, 0, post_flags(s, size));
+	return ret ? perf_fail(ret, "rapt_ep_post_send") : 0;
+}
+
+static int post_write(struct perf_side *s, uint8_t *p, uint64_t size,
+		      uint64_t raddr, uint32_t rkey)
+{
+	struct rapt_sge sge = perf_sge(s, p, size);
+	int ret;
+
+	ret = rapt_ep_post_write(s->data_ep, &sge, 1, 0, raddr, rkey,
+				 post_flags(s, size));
+	return ret ? perf_fail(ret, "rapt_ep_post_write") : 0;
+}
+
+/*
+ * Wait for a data completion of @op; send-side completions of other
+ * operations met on the way are counted off *@out.
+ */
+static int wait_op(struct perf_side *s, uint32_t op, uint32_t *out,
+		   struct rapt_event *ev)
+{
+	int ret;
+
+	for (;;) {
+		ret = perf_next_data(s, ev);
+		if (!ret)
+			ret = perf_dto_ok(ev, "data transfer");
+		if (ret)
+			return ret;
+		if (ev->u.dto.op == op)
+			return 0;
+		if (ev->u.dto.op == RAPT_OP_RECV) {
+			fprintf(stderr, "rapt_perf: unexpected receive\n");
+			return RAPT_EPROTO;
+		}
+		(*out)--;
+	}
+}
+
+/* Reap one write completion if there is one (also handles control). */
+static int reap_write(struct perf_side *s, uint32_t *out)
+{
+	struct rapt_event ev;
+	int ret, err;
+
+	ret = rapt_evd_dequeue(s->dto_evd, &ev);
+	if (ret == RAPT_EAGAIN)
+		return 0;
+	if (ret)
+		return perf_fail(ret, "rapt_evd_dequeue");
+	if (perf_ctl_event(s, &ev, &err))
+		return err;
+	ret = perf_dto_ok(&ev, "RDMA write");
+	if (!ret && ev.u.dto.op != RAPT_OP_RDMA_WRITE) {
+		fprintf(stderr, "rapt_perf: unexpected completion\n");
+		ret = RAPT_EPROTO;
+	}
+	if (!ret)
+		(*out)--;
+	return ret;
+}
+
+/*
+ * Reading memory a peer's RDMA write fills races, in the C memory model,
+ * with the provider thread that places it: nothing on the target side
+ * orders the two (no completion is reported there).  That is the point
+ * of lat_write, so the two readers of landed data are not instrumented
+ * by ThreadSanitizer (an in-process provider in --loopback-thread mode
+ * would otherwise be reported).
+ */
+#define PERF_NO_TSAN __attribute__((no_sanitize("thread")))
+
+static PERF_NO_TSAN uint8_t landed_byte(const uint8_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static PERF_NO_TSAN int landed_check(const uint8_t *p, uint64_t len,
+				     uint64_t seq)
+{
+	uint64_t k;
+
+	for (k = 0; k < len; k++)
+		if (p[k] != perf_pattern(seq, k))
+			return -1;
+	return 0;
+}
+
+/*
+ * Poll the last byte of our buffer until the peer's write lands there,
+ * dequeuing meanwhile (our write completions; and the provider's progress
+ * for providers that move data from rapt_evd_dequeue()).
+ */
+static int spin_byte(struct perf_side *s, const uint8_t *p, uint8_t want,
+		     uint32_t *out)
+{
+	uint64_t end = perf_now_ns() + PERF_STALL_US * 1000ull;
+	unsigned int n = 0;
+	int ret;
+
+	while (landed_byte(p) != want) {
+		ret = reap_write(s, out);
+		if (ret)
+			return ret;
+		if (++n % 4096 == 0 && perf_now_ns() > end) {
+			fprintf(stderr, "rapt_perf: the peer's write never "
+				"arrived\n");
+			return RAPT_ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
+static int drain_writes(struct perf_side *s, uint32_t *out)
+{
+	struct rapt_event ev;
+
+	while (*out) {
+		int ret = wait_op(s, RAPT_OP_RDMA_WRITE, out, &ev);
+
+		if (ret)
+			return ret;
+		(*out)--;
+	}
+	return 0;
+}
+
+/*
+ * Write @size bytes to the peer: pattern @seq, last byte @tag.  The source
+ * buffer is refilled only after the previous write from it completed (the
+ * caller drains first): the provider may read it until then.
+ */
+static int write_tagged(struct perf_side *s, uint8_t *src, uint64_t size,
+			uint64_t seq, uint8_t tag, uint64_t raddr,
+			uint32_t rkey, uint32_t *out)
+{
+	int ret;
+
+	if (s->hello.flags & PERF_HELLO_VERIFY)
+		perf_fill(src, size - 1, seq);
+	src[size - 1] = tag;
+	ret = post_write(s, src, size, raddr, rkey);
+	if (!ret)
+		(*out)++;
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Client                                                              */
+/* ------------------------------------------------------------------ */
+
+struct lat_run {
+	uint64_t size;
+	uint64_t total;
+	uint64_t warmup;
+	uint64_t *ns;
+	uint64_t bad;
+	const char *what;
+};
+
+static void record(const struct perf_side *s, struct lat_run *r,
+		   uint64_t i, uint64_t t0)
+{
+	uint64_t t1 = perf_now_ns();
+
+	if (i >= r->warmup)
+		r->ns[i - r->warmup] = t1 - t0;
+	perf_progress(s->o, r->what, i + 1, r->total);
+}
+
+static int send_one(struct perf_side *s, struct lat_run *r, uint64_t i)
+{
+	uint8_t *in = s->data, *outb = s->data + s->slot;
+	bool got_recv = false, got_send = false;
+	struct rapt_event ev;
+	uint64_t t0;
+	int ret;
+
+	ret = post_recv(s, in, r->size, i);
+	if (ret)
+		return ret;
+	if (s->hello.flags & PERF_HELLO_VERIFY)
+		perf_fill(outb, r->size, i);
+	t0 = perf_now_ns();
+	ret = post_send(s, outb, r->size);
+	while (!ret && (!got_recv || !got_send)) {
+		ret = perf_next_data(s, &ev);
+		if (!ret)
+			ret = perf_dto_ok(&ev, "ping-pong");
+		if (!ret && ev.u.dto.op == RAPT_OP_RECV)
+			got_recv = true;
+		else if (!ret)
+			got_send = true;
+	}
+	if (ret)
+		return ret;
+	record(s, r, i, t0);
+	if (ev.u.dto.op == RAPT_OP_RECV && ev.u.dto.length != r->size)
+		r->bad++;
+	if ((s->hello.flags & PERF_HELLO_VERIFY) &&
+	    memcmp(in, outb, r->size))
+		r->bad++;
+	return 0;
+}
+
+static int write_one(struct perf_side *s, struct lat_run *r, uint64_t i,
+		     uint32_t *out)
+{
+	uint8_t *in = s->data, *src = s->data + s->slot;
+	uint8_t tag = (uint8_t)(i + 1);
+	uint64_t t0;
+	int ret;
+
+	ret = drain_writes(s, out);
+	if (ret)
+		return ret;
+	t0 = perf_now_ns();
+	ret = write_tagged(s, src, r->size, i, tag, s->peer_raddr,
+			   s->peer_rkey, out);
+	if (!ret)
+		ret = spin_byte(s, in + r->size - 1, tag, out);
+	if (ret)
+		return ret;
+	record(s, r, i, t0);
+	if ((s->hello.flags & PERF_HELLO_VERIFY) &&
+	    landed_check(in, r->size - 1, i))
+		r->bad++;
+	return 0;
+}
+
+static int read_one(struct perf_side *s, struct lat_run *r, uint64_t i)
+{
+	struct rapt_sge sge = perf_sge(s, s->data, r->size);
+	struct rapt_event ev;
+	uint32_t none = 0;
+	uint64_t t0;
+	int ret;
+
+	if (s->hello.flags & PERF_HELLO_VERIFY)
+		memset(s->data, 0, r->size);
+	t0 = perf_now_ns();
+	ret = rapt_ep_post_read(s->data_ep, &sge, 1, i, s->peer_raddr,
+				s->peer_rkey, 0);
+	if (ret)
+		return perf_fail(ret, "rapt_ep_post_read");
+	ret = wait_op(s, RAPT_OP_RDMA_READ, &none, &ev);
+	if (ret)
+		return ret;
+	record(s, r, i, t0);
+	if ((s->hello.flags & PERF_HELLO_VERIFY) &&
+	    perf_check(s->data, r->size, 0))
+		r->bad++;
+	return 0;
+}
+
+static int lat_loop(struct perf_side *s, struct lat_run *r)
+{
+	uint32_t out = 0;
+	uint64_t i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < r->total; i++) {
+		switch (s->o->test) {
+		case PERF_LAT_SEND:
+			ret = send_one(s, r, i);
+			break;
+		case PERF_LAT_WRITE:
+			ret = write_one(s, r, i, &out);
+			break;
+		default:
+			ret = read_one(s, r, i);
+			break;
+		}
+	}
+	perf_progress_end(s->o);
+	if (!ret)
+		ret = drain_writes(s, &out);
+	return ret;
+}
+
+int perf_lat_client(struct perf_side *s, uint64_t size, uint64_t iters,
+		    uint64_t warmup, struct perf_row *row)
+{
+	struct lat_run r = { .size = size, .total = warmup + iters,
+			     .warmup = warmup,
+			     .what = perf_test_name(s->o->test) };
+	uint64_t a[6] = { size, warmup + iters, 1, s->data_info.raddr,
+			  s->data_info.rkey, warmup };
+	struct perf_ctl m;
+	int ret;
+
+	r.ns = calloc(iters, sizeof(*r.ns));
+	if (!r.ns)
+		return perf_fail(RAPT_ENOMEM, "latency samples");
+	memset(s->data, 0, 2 * s->slot);
+	ret = perf_ctl_send(s, PERF_CTL_PHASE, a, 6);
+	if (!ret)
+		ret = perf_ctl_recv(s, PERF_CTL_READY, &m);
+	if (!ret && m.arg[0])
+		ret = (int)(int64_t)m.arg[0];
+	if (!ret)
+		ret = lat_loop(s, &r);
+	if (!ret)
+		ret = perf_ctl_send(s, PERF_CTL_DONE, NULL, 0);
+	if (!ret)
+		ret = perf_ctl_recv(s, PERF_CTL_ACK, &m);
+	if (!ret) {
+		row->bytes = size;
+		row->iters = iters;
+		row->window = 1;
+		perf_stats(r.ns, iters, row);
+		if (s->hello.flags & PERF_HELLO_VERIFY)
+			row->verified = !r.bad && !m.arg[0];
+		else if (r.bad)
+			row->verified = 0;
+	}
+	free(r.ns);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Server                                                              */
+/* ------------------------------------------------------------------ */
+
+static int serve_send(struct perf_side *s, uint64_t size, uint64_t total)
+{
+	uint32_t sends = 0;
+	struct rapt_event ev;
+	unsigned int cur = 0;
+	uint64_t i;
+	int ret;
+
+	ret = post_recv(s, s->data, size, 0);
+	if (!ret)
+		ret = perf_ctl_send(s, PERF_CTL_READY, NULL, 0);
+	for (i = 0; !ret && i < total; i++) {
+		ret = wait_op(s, RAPT_OP_RECV, &sends, &ev);
+		if (!ret && i + 1 < total)
+			ret = post_recv(s, s->data + (cur ^ 1) * s->slot,
+					size, i + 1);
+		if (!ret)
+			ret = post_send(s, s->data + cur * s->slot,
+					ev.u.dto.length);
+		sends++;
+		cur ^= 1;
+	}
+	while (!ret && sends) {
+		ret = wait_op(s, RAPT_OP_SEND, &sends, &ev);
+		sends--;
+	}
+	return ret;
+}
+
+static int serve_write(struct perf_side *s, const struct perf_ctl *ph,
+		       uint64_t *bad)
+{
+	uint64_t size = ph->arg[0], total = ph->arg[1], i;
+	uint8_t *in = s->data, *src = s->data + s->slot;
+	uint32_t out = 0;
+	int ret;
+
+	ret = perf_ctl_send(s, PERF_CTL_READY, NULL, 0);
+	for (i = 0; !ret && i < total; i++) {
+		ret = spin_byte(s, in + size - 1, (uint8_t)(i + 1), &out);
+		if (ret)
+			break;
+		if ((s->hello.flags & PERF_HELLO_VERIFY) &&
+		    landed_check(in, size - 1, i))
+			(*bad)++;
+		ret = drain_writes(s, &out);
+		if (!ret)
+			ret = write_tagged(s, src, size, i, (uint8_t)(i + 1),
+					   ph->arg[3], (uint32_t)ph->arg[4],
+					   &out);
+	}
+	if (!ret)
+		ret = drain_writes(s, &out);
+	return ret;
+}
+
+int perf_lat_server(struct perf_side *s, const struct perf_ctl *ph)
+{
+	uint64_t size = ph->arg[0], total = ph->arg[1], bad = 0;
+	uint64_t status = (uint64_t)(int64_t)RAPT_ERANGE;
+	struct perf_ctl m;
+	int ret;
+
+	if (!size || size > s->hello.max_size)
+		return perf_ctl_send(s, PERF_CTL_READY, &status, 1);
+	memset(s->data, 0, 2 * s->slot);
+	switch (s->hello.test) {
+	case PERF_LAT_SEND:
+		ret = serve_send(s, size, total);
+		break;
+	case PERF_LAT_WRITE:
+		ret = serve_write(s, ph, &bad);
+		break;
+	default:
+		perf_fill(s->data, size, 0);
+		ret = perf_ctl_send(s, PERF_CTL_READY, NULL, 0);
+		break;
+	}
+	if (!ret)
+		ret = perf_ctl_recv(s, PERF_CTL_DONE, &m);
+	if (!ret)
+		ret = perf_ctl_send(s, PERF_CTL_ACK, &bad, 1);
+	return ret;
+}
