@@ -1,0 +1,574 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Area "disconnect": graceful and abrupt disconnects from either side,
+ * both at once, cancelling a connect; outstanding work completes FLUSHED
+ * before DISCONNECTED; a peer process that is killed shows up as BROKEN or
+ * DISCONNECTED in bounded time.
+ *
+ * The killed peer is a second rapt-conformance process (--child-connect),
+ * spawned by the active role in both modes.  An in-process provider cannot
+ * connect it: the test is then skipped with the child's answer as reason.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "conf.h"
+
+extern char **environ;
+
+/* The bound on noticing a vanished peer, in ms (scaled). */
+#define KILL_BOUND_MS 10000
+
+static bool state_is(struct conf_ctx *c, struct rapt_ep *ep, uint32_t want,
+		     const char *file, int line)
+{
+	enum rapt_ep_state st = 0;
+	int rc = rapt_ep_get_state(ep, &st);
+
+	return conf_check(c, rc == 0 && st == want, file, line,
+			  "EP state is %s (rc %s), expected %s",
+			  conf_state_name(st), rapt_err_name(rc),
+			  conf_state_name(want));
+}
+
+#define EXPECT_STATE(ep, want) state_is(c, (ep), (want), __FILE__, __LINE__)
+
+/* After DISCONNECTED is seen, the flushes of @n receives (cookies
+ * 0..n-1) are already queued: DISCONNECTED comes after its flushes. */
+static void flushed_before(struct conf_ctx *c, struct conf_ep_set *s,
+			   unsigned int n)
+{
+	struct rapt_event ev;
+	unsigned int i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		rc = rapt_evd_dequeue(s->recv_evd, &ev);
+		if (!EXPECT_MSG(rc == 0,
+				"DISCONNECTED was delivered before the flush of receive %u",
+				i))
+			return;
+		EXPECT_MSG(ev.type == RAPT_EV_DTO &&
+			   ev.u.dto.status == RAPT_DTO_FLUSHED &&
+			   ev.u.dto.op == RAPT_OP_RECV && ev.u.dto.cookie == i,
+			   "receive %u: %s status %s cookie %llu, expected FLUSHED",
+			   i, conf_ev_name(ev.type),
+			   conf_dto_status_name(ev.u.dto.status),
+			   (unsigned long long)ev.u.dto.cookie);
+	}
+	EXPECT_EMPTY(s->recv_evd, 0);
+}
+
+/* One side disconnects gracefully; both flush their receives first. */
+static void graceful(struct conf_ctx *c, bool initiator, bool active)
+{
+	struct conf_ep_set s;
+	struct rapt_event ev;
+	uint8_t b = 1;
+
+	if (active)
+		TRY(conf_pair_active(c, &s, NULL, 3, 64));
+	else
+		TRY(conf_pair_passive(c, &s, NULL, 3, 64));
+	TRY(conf_barrier(c, "up"));
+	if (initiator) {
+		EXPECT_RC(rapt_ep_disconnect(s.ep, 1u << 9, NULL, 0),
+			  RAPT_EINVAL);
+		if (!(c->attr.caps & RAPT_CAP_DISCONNECT_PDATA))
+			EXPECT_RC(rapt_ep_disconnect(s.ep, RAPT_CLOSE_GRACEFUL,
+						     &b, 1), RAPT_ENOTSUP);
+		else
+			EXPECT_RC(rapt_ep_disconnect(s.ep, RAPT_CLOSE_GRACEFUL,
+						     NULL, 3), RAPT_EINVAL);
+		EXPECT_STATE(s.ep, RAPT_EP_CONNECTED);
+		REQUIRE_OK(rapt_ep_disconnect(s.ep, RAPT_CLOSE_GRACEFUL, NULL,
+					      0));
+	}
+	REQUIRE_EVENT(s.conn_evd, RAPT_EV_DISCONNECTED, &ev);
+	EXPECT(ev.u.conn.ep == s.ep);
+	flushed_before(c, &s, 3);
+	EXPECT_STATE(s.ep, RAPT_EP_DISCONNECTED);
+	EXPECT_EMPTY(s.conn_evd, 20);
+	TRY(conf_barrier(c, "down"));
+out:
+	return;
+}
+
+static void t_ga_active(struct conf_ctx *c)
+{
+	graceful(c, true, true);
+}
+
+static void t_ga_passive(struct conf_ctx *c)
+{
+	graceful(c, false, false);
+}
+
+static void t_gp_active(struct conf_ctx *c)
+{
+	graceful(c, false, true);
+}
+
+static void t_gp_passive(struct conf_ctx *c)
+{
+	graceful(c, true, false);
+}
+
+#define NSEND 8
+
+/* Sends queued before a graceful disconnect are finished, not flushed. */
+static void drain_active(struct conf_ctx *c)
+{
+	struct conf_ep_set s;
+	struct rapt_sge sge;
+	unsigned int i;
+
+	TRY(conf_pair_active(c, &s, NULL, 0, 0));
+	TRY(conf_barrier(c, "posted"));
+	for (i = 0; i < NSEND; i++) {
+		conf_fill(s.buf + 1024 * i, 1000, i);
+		sge.addr = (uintptr_t)(s.buf + 1024 * i);
+		sge.length = 1000;
+		sge.lkey = s.mi.lkey;
+		REQUIRE_OK(rapt_ep_post_send(s.ep, &sge, 1, i, 0));
+	}
+	REQUIRE_OK(rapt_ep_disconnect(s.ep, RAPT_CLOSE_GRACEFUL, NULL, 0));
+	for (i = 0; i < NSEND; i++)
+		REQUIRE_DTO(s.req_evd, RAPT_OP_SEND, RAPT_DTO_SUCCESS, i, NULL);
+	REQUIRE_EVENT(s.conn_evd, RAPT_EV_DISCONNECTED, NULL);
+	TRY(conf_barrier(c, "down"));
+out:
+	return;
+}
+
+static void drain_passive(struct conf_ctx *c)
+{
+	struct conf_ep_set s;
+	struct rapt_event ev;
+	unsigned int i;
+
+	TRY(conf_pair_passive(c, &s, NULL, NSEND + 2, 1024));
+	TRY(conf_barrier(c, "posted"));
+	for (i = 0; i < NSEND; i++) {
+		REQUIRE_DTO(s.recv_evd, RAPT_OP_RECV, RAPT_DTO_SUCCESS, i, &ev);
+		EXPECT_EQ(ev.u.dto.length, 1000);
+		EXPECT(conf_verify(s.buf + 1024 * i, 1000, i) < 0);
+	}
+	REQUIRE_EVENT(s.conn_evd, RAPT_EV_DISCONNECTED, NULL);
+	for (i = NSEND; i < NSEND + 2; i++)
+		REQUIRE_DTO(s.recv_evd, RAPT_OP_RECV, RAPT_DTO_FLUSHED, i,
+			    NULL);
+	TRY(conf_barrier(c, "down"));
+out:
+	return;
+}
+
+/* Abrupt: every posted operation completes exactly once, SUCCESS or
+ * FLUSHED, before DISCONNECTED; the peer sees the end too. */
+static void abrupt_active(struct conf_ctx *c)
+{
+	struct conf_ep_set s;
+	struct rapt_event ev;
+	struct rapt_sge sge;
+	unsigned int i, seen = 0;
+
+	TRY(conf_pair_active(c, &s, NULL, 2, 64));
+	TRY(conf_barrier(c, "posted"));
+	for (i = 0; i < NSEND; i++) {
+		sge.addr = (uintptr_t)(s.buf + 1024 + 64 * i);
+		sge.length = 64;
+		sge.lkey = s.mi.lkey;
+		REQUIRE_OK(rapt_ep_post_send(s.ep, &sge, 1, i, 0));
+	}
+	REQUIRE_OK(rapt_ep_disconnect(s.ep, RAPT_CLOSE_ABRUPT, NULL, 0));
+	REQUIRE_EVENT(s.conn_evd, RAPT_EV_DISCONNECTED, &ev);
+	/* Delivered before DISCONNECTED, so all there now. */
+	while (rapt_evd_dequeue(s.req_evd, &ev) == 0) {
+		REQUIRE(ev.type == RAPT_EV_DTO && ev.u.dto.cookie < NSEND);
+		EXPECT_MSG(ev.u.dto.status == RAPT_DTO_SUCCESS ||
+			   ev.u.dto.status == RAPT_DTO_FLUSHED,
+			   "send %llu after an abrupt disconnect: %s",
+			   (unsigned long long)ev.u.dto.cookie,
+			   conf_dto_status_name(ev.u.dto.status));
+		EXPECT_MSG(!(seen & (1u << ev.u.dto.cookie)),
+			   "send %llu completed twice",
+			   (unsigned long long)ev.u.dto.cookie);
+		seen |= 1u << ev.u.dto.cookie;
+	}
+	EXPECT_MSG(seen == (1u << NSEND) - 1,
+		   "sends completed before DISCONNECTED: %#x of %#x", seen,
+		   (1u << NSEND) - 1);
+	flushed_before(c, &s, 2);
+	TRY(conf_barrier(c, "down"));
+out:
+	return;
+}
+
+static void abrupt_passive(struct conf_ctx *c)
+{
+	struct conf_ep_set s;
+	struct rapt_event ev;
+	unsigned int got = 0, flushed = 0;
+
+	TRY(conf_pair_passive(c, &s, NULL, NSEND, 64));
+	TRY(conf_barrier(c, "posted"));
+	TRY(conf_wait_down(c, &s, NULL));
+	while (rapt_evd_dequeue(s.recv_evd, &ev) == 0) {
+		REQUIRE(ev.type == RAPT_EV_DTO);
+		if (ev.u.dto.status == RAPT_DTO_SUCCESS) {
+			EXPECT_MSG(!flushed,
+				   "a receive succeeded after one was flushed");
+			got++;
+		} else if (EXPECT_EQ(ev.u.dto.status, RAPT_DTO_FLUSHED))
+			flushed++;
+	}
+	EXPECT_MSG(got + flushed == NSEND,
+		   "%u receives completed, %u flushed, of %u posted", got,
+		   flushed, NSEND);
+	TRY(conf_barrier(c, "down"));
+out:
+	return;
+}
+
+/* Both sides disconnect at once: one DISCONNECTED each, nothing else. */
+static void both(struct conf_ctx *c, bool active)
+{
+	struct conf_ep_set s;
+	int rc;
+
+	if (active)
+		TRY(conf_pair_active(c, &s, NULL, 1, 64));
+	else
+		TRY(conf_pair_passive(c, &s, NULL, 1, 64));
+	TRY(conf_barrier(c, "go"));
+	rc = rapt_ep_disconnect(s.ep, RAPT_CLOSE_GRACEFUL, NULL, 0);
+	EXPECT_MSG(rc == 0 || rc == RAPT_ESTATE,
+		   "a disconnect racing the peer's returned %s",
+		   rapt_err_name(rc));
+	REQUIRE_EVENT(s.conn_evd, RAPT_EV_DISCONNECTED, NULL);
+	REQUIRE_DTO(s.recv_evd, RAPT_OP_RECV, RAPT_DTO_FLUSHED, 0, NULL);
+	EXPECT_STATE(s.ep, RAPT_EP_DISCONNECTED);
+	EXPECT_EMPTY(s.conn_evd, 50);
+	TRY(conf_barrier(c, "down"));
+out:
+	return;
+}
+
+static void t_both_active(struct conf_ctx *c)
+{
+	both(c, true);
+}
+
+static void t_both_passive(struct conf_ctx *c)
+{
+	both(c, false);
+}
+
+/* Disconnect in ACTIVE_PENDING cancels the connect: DISCONNECTED, never
+ * ESTABLISHED. */
+static void cancel_active(struct conf_ctx *c)
+{
+	struct sockaddr_storage addr;
+	struct conf_ep_set s;
+	uint64_t sid;
+
+	TRY(conf_set_create(c, &s, NULL));
+	TRY(conf_post_recvs(c, &s, 0, 1, 64));
+	TRY(conf_lookup(c, &addr, &sid));
+	REQUIRE_OK(rapt_ep_connect(s.ep, (struct sockaddr *)&addr, sid, NULL,
+				   0, conf_tmo(c, 20000) * 1000LL));
+	TRY(conf_barrier(c, "cr-seen"));
+	REQUIRE_OK(rapt_ep_disconnect(s.ep, RAPT_CLOSE_ABRUPT, NULL, 0));
+	REQUIRE_DTO(s.recv_evd, RAPT_OP_RECV, RAPT_DTO_FLUSHED, 0, NULL);
+	REQUIRE_EVENT(s.conn_evd, RAPT_EV_DISCONNECTED, NULL);
+	EXPECT_STATE(s.ep, RAPT_EP_DISCONNECTED);
+	TRY(conf_barrier(c, "cancelled"));
+	EXPECT_EMPTY(s.conn_evd, 100);
+	TRY(conf_barrier(c, "done"));
+out:
+	return;
+}
+
+static void cancel_passive(struct conf_ctx *c)
+{
+	struct conf_listener l;
+	struct conf_ep_set s;
+	struct rapt_psp_info pi;
+	struct rapt_event ev;
+	struct rapt_cr *cr;
+	int rc, i;
+
+	TRY(conf_set_create(c, &s, NULL));
+	TRY(conf_listen(c, &l, NULL));
+	TRY(conf_publish(c, &l));
+	TRY(conf_get_cr(c, &l, conf_tmo(c, CONF_TMO_MS), &cr, NULL));
+	TRY(conf_barrier(c, "cr-seen"));
+	TRY(conf_barrier(c, "cancelled"));
+	for (i = 0; i < 100; i++) {
+		REQUIRE_OK(rapt_psp_query(l.psp, &pi, sizeof(pi)));
+		if (!pi.pending_crs)
+			break;
+		conf_sleep_ms(10);
+	}
+	EXPECT_MSG(pi.pending_crs == 0,
+		   "the CR of a cancelled connect still holds a backlog slot");
+	rc = rapt_cr_accept(cr, s.ep, NULL, 0);
+	conf_untrack(c, cr);
+	EXPECT_MSG(rc == RAPT_ENOTCONN || rc == 0,
+		   "accepting a cancelled request returned %s",
+		   rapt_err_name(rc));
+	if (rc == 0) {
+		REQUIRE(conf_wait(c, s.conn_evd, conf_tmo(c, CONF_TMO_MS),
+				  &ev) == 0);
+		EXPECT_MSG(ev.type != RAPT_EV_ESTABLISHED ||
+			   conf_wait_down(c, &s, NULL) == 0,
+			   "the accepting EP of a cancelled request stayed up");
+	}
+	TRY(conf_barrier(c, "done"));
+out:
+	return;
+}
+
+/* ---- a peer process that dies ---------------------------------------- */
+
+/**
+ * conf_child_main - the peer process of "disconnect/peer_killed"
+ * @ia_name: IA to open (NULL: the best)
+ * @addr: the passive role's address
+ * @sid: its service id, decimal
+ *
+ * Connects, prints "ESTABLISHED" (or "FAILED <why>") on stdout, and waits
+ * to be killed; it exits by itself if its parent goes away.
+ *
+ * Return: the process exit status.
+ */
+int conf_child_main(const char *ia_name, const char *addr, const char *sid)
+{
+	struct rapt_evd *conn = NULL, *dto = NULL;
+	struct sockaddr_storage ss;
+	struct rapt_event ev;
+	struct rapt_ia *ia;
+	struct rapt_pz *pz;
+	struct rapt_ep *ep;
+	pid_t parent = getppid();
+	int rc;
+
+	if (conf_addr_parse(addr, &ss)) {
+		printf("FAILED bad address %s\n", addr);
+		return 2;
+	}
+	rc = rapt_ia_open(ia_name, &ia);
+	if (!rc)
+		rc = rapt_pz_create(ia, &pz);
+	if (!rc)
+		rc = rapt_evd_create(ia, 8, RAPT_EVD_CONNECTION, &conn);
+	if (!rc)
+		rc = rapt_evd_create(ia, 8, RAPT_EVD_DTO, &dto);
+	if (!rc)
+		rc = rapt_ep_create(pz, dto, dto, conn, NULL, &ep);
+	if (!rc)
+		rc = rapt_ep_post_recv(ep, NULL, 0, 1);
+	if (!rc)
+		rc = rapt_ep_connect(ep, (struct sockaddr *)&ss,
+				     strtoull(sid, NULL, 10), NULL, 0,
+				     10000000);
+	if (!rc)
+		rc = rapt_evd_wait(conn, 15000000, 1, &ev, NULL);
+	if (rc) {
+		printf("FAILED %s: %s\n", rapt_err_name(rc), rapt_last_error());
+		return 1;
+	}
+	if (ev.type != RAPT_EV_ESTABLISHED) {
+		printf("FAILED the connect ended with %s%s%s\n",
+		       conf_ev_name(ev.type),
+		       ev.type == RAPT_EV_NON_PEER_REJECTED ? "/" : "",
+		       ev.type == RAPT_EV_NON_PEER_REJECTED ?
+		       conf_reason_name(ev.u.conn.reason) : "");
+		return 1;
+	}
+	printf("ESTABLISHED\n");
+	fflush(stdout);
+	while (getppid() == parent)
+		sleep(1);
+	return 0;
+}
+
+/* Spawn the child; its stdout is *@rfd. */
+static pid_t spawn_child(struct conf_ctx *c, const char *arg, int *rfd)
+{
+	posix_spawn_file_actions_t fa;
+	const char *argv[8];
+	int p[2], n = 0;
+	pid_t pid;
+
+	if (!conf_opt.self_exe) {
+		FAIL("cannot find this program's path for the peer process");
+		return -1;
+	}
+	if (pipe(p)) {
+		FAIL("pipe: %s", strerror(errno));
+		return -1;
+	}
+	argv[n++] = conf_opt.self_exe;
+	argv[n++] = "--child-connect";
+	argv[n++] = arg;
+	if (conf_opt.ia_name) {
+		argv[n++] = "-p";
+		argv[n++] = conf_opt.ia_name;
+	}
+	argv[n] = NULL;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
+	posix_spawn_file_actions_addclose(&fa, p[0]);
+	if (posix_spawn(&pid, conf_opt.self_exe, &fa, NULL,
+			(char *const *)argv, environ)) {
+		FAIL("cannot start the peer process %s", conf_opt.self_exe);
+		pid = -1;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[1]);
+	if (pid < 0)
+		close(p[0]);
+	else
+		*rfd = p[0];
+	return pid;
+}
+
+/* Read the child's one line within @ms. */
+static int child_line(int fd, char *buf, size_t len, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	size_t got = 0;
+	ssize_t n;
+
+	while (got + 1 < len) {
+		if (poll(&pfd, 1, ms) != 1)
+			break;
+		n = read(fd, buf + got, len - 1 - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (memchr(buf, '\n', got))
+			break;
+	}
+	buf[got] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return got ? 0 : -1;
+}
+
+static void killed_active(struct conf_ctx *c)
+{
+	struct sockaddr_storage addr;
+	char arg[128], a[64], line[512];
+	pid_t pid = -1;
+	uint64_t sid;
+	int fd = -1, st;
+
+	if (c->params.flags & CONF_P_NO_FORK) {
+		conf_skip(c, "--no-fork");
+		return;
+	}
+	TRY(conf_lookup(c, &addr, &sid));
+	snprintf(arg, sizeof(arg), "%s,%llu",
+		 conf_addr_str(&addr, a, sizeof(a)), (unsigned long long)sid);
+	pid = spawn_child(c, arg, &fd);
+	TRY(pid < 0);
+	if (child_line(fd, line, sizeof(line), conf_tmo(c, 20000))) {
+		FAIL("the peer process said nothing within %d ms",
+		     conf_tmo(c, 20000));
+		goto out;
+	}
+	if (strcmp(line, "ESTABLISHED")) {
+		TRY(conf_send_u64(c, "child", 0));
+		conf_skip(c, "a second process could not connect (%s): the provider does not reach across processes",
+			  line);
+		goto out;
+	}
+	TRY(conf_send_u64(c, "child", 1));
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	pid = -1;
+	TRY(conf_send_u64(c, "killed", 1));
+	TRY(conf_barrier(c, "down"));
+out:
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+static void killed_passive(struct conf_ctx *c)
+{
+	struct conf_listener l;
+	struct conf_ep_set s;
+	struct rapt_event ev;
+	struct rapt_cr *cr;
+	uint64_t child, v;
+	int64_t t0, dt;
+	int rc;
+
+	TRY(conf_set_create(c, &s, NULL));
+	TRY(conf_post_recvs(c, &s, 0, 2, 64));
+	TRY(conf_listen(c, &l, NULL));
+	TRY(conf_publish(c, &l));
+	/* The child either connects or tells the active role why not. */
+	rc = conf_wait(c, l.cr_evd, conf_tmo(c, 30000), &ev);
+	if (rc) {
+		if (rc != 1)
+			FAIL("no connection request from the peer process");
+		goto out;
+	}
+	REQUIRE_EQ(ev.type, RAPT_EV_CR_ARRIVAL);
+	cr = ev.u.cr.cr;
+	conf_track(c, CONF_OBJ_CR, cr);
+	TRY(conf_accept(c, cr, &s, NULL, 0));
+	TRY(conf_recv_u64(c, "child", &child));
+	REQUIRE(child == 1);
+	TRY(conf_recv_u64(c, "killed", &v));
+	t0 = conf_now_us();
+	rc = conf_wait(c, s.conn_evd, conf_tmo(c, KILL_BOUND_MS), &ev);
+	dt = conf_now_us() - t0;
+	REQUIRE_MSG(rc == 0, "the peer process was killed %lld ms ago and the EP says nothing",
+		    (long long)dt / 1000);
+	EXPECT_MSG(ev.type == RAPT_EV_BROKEN ||
+		   ev.type == RAPT_EV_DISCONNECTED,
+		   "after the peer process died: %s, expected BROKEN or DISCONNECTED",
+		   conf_ev_name(ev.type));
+	conf_note(c, "peer death noticed after %lld ms", (long long)dt / 1000);
+	flushed_before(c, &s, 2);
+	EXPECT_STATE(s.ep, RAPT_EP_DISCONNECTED);
+	TRY(conf_barrier(c, "down"));
+out:
+	return;
+}
+
+static const struct conf_test disconnect_tests[] = {
+	{ "graceful_active", "the active side disconnects gracefully: both flush receives, then DISCONNECTED",
+	  t_ga_active, t_ga_passive },
+	{ "graceful_passive", "the passive side disconnects gracefully: both flush receives, then DISCONNECTED",
+	  t_gp_active, t_gp_passive },
+	{ "graceful_drains", "sends queued before a graceful disconnect complete and arrive",
+	  drain_active, drain_passive },
+	{ "abrupt", "abrupt: every operation completes once, SUCCESS or FLUSHED, before DISCONNECTED",
+	  abrupt_active, abrupt_passive },
+	{ "both_sides", "both sides disconnect at once: one DISCONNECTED each",
+	  t_both_active, t_both_passive },
+	{ "cancel_connect", "a disconnect in ACTIVE_PENDING cancels: DISCONNECTED, the CR is withdrawn",
+	  cancel_active, cancel_passive },
+	{ "peer_killed", "a peer process killed with SIGKILL gives BROKEN or DISCONNECTED in bounded time",
+	  killed_active, killed_passive },
+};
+
+CONF_SUITE(conf_suite_disconnect, "disconnect", "graceful, abrupt, peer death",
+	   disconnect_tests);

@@ -1,0 +1,144 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# make check: run rapt-conformance against the providers built here.
+#
+#   test:loop   everything advertised
+#   test:ibsim  IB-like private-data limits, no disconnect private data,
+#               restricted EVD stream merging
+#   tcp         loopback, then two hosts in network namespaces (as root,
+#               when the tcp provider has been built)
+#
+# The test provider's fault injection lives at fixed addresses (see
+# tests/provider/test_prov.h); the tcp runs use the defaults, which suit a
+# real network, or the routes set up in the namespaces.
+#
+# Run from the top build directory (automake's harness does).  Each run
+# writes conformance/rc-<ia>.xml and conformance/rc-<ia>.log.  Exit
+# status: 0 if every run passed, 1 if one failed, 77 if none could run.
+
+prog=${RAPT_CONFORMANCE:-./conformance/rapt-conformance}
+out=conformance
+fail=0
+ran=0
+
+if ! test -x "$prog"; then
+	echo "run-check: $prog not built" >&2
+	exit 99
+fi
+mkdir -p "$out" || exit 99
+# Build-tree providers and no system configuration (automake sets these
+# too; set them when run by hand).
+: "${RAPT_PROVIDER_PATH:=$(pwd)/.libs:$(pwd)/tests/.libs}"
+: "${RAPT_CONF:=/dev/null}"
+export RAPT_PROVIDER_PATH RAPT_CONF
+
+# A hung run must not hang make check.
+limit=
+if command -v timeout >/dev/null 2>&1; then
+	limit="timeout ${RAPT_CONFORMANCE_TIMEOUT:-900}"
+fi
+
+# run NAME ARGS...: one rapt-conformance run, logged and judged.  $in_ns,
+# if set, is the command prefix that enters a network namespace.
+in_ns=
+run()
+{
+	name=$1
+	shift
+	file=rc-$(echo "$name" | tr ':/' '__')
+	echo "== rapt-conformance $*"
+	$in_ns $limit "$prog" --xml "$out/$file.xml" "$@" \
+		>"$out/$file.log" 2>&1
+	rc=$?
+	# What failed or was skipped, with the failed checks, and the table.
+	grep -E '^(FAIL|SKIP)  |^      ' "$out/$file.log"
+	sed -n '/^area /,$p' "$out/$file.log"
+	grep -q '^area ' "$out/$file.log" || tail -n 5 "$out/$file.log"
+	ran=$((ran + 1))
+	if test $rc -ne 0; then
+		echo "FAIL: $name (exit $rc): see $out/$file.log"
+		fail=1
+	else
+		echo "PASS: $name"
+	fi
+}
+
+test_fault="--unreachable-addr 192.0.2.1 --blackhole-addr 198.51.100.1 \
+--half-open connect:127.0.0.2"
+
+if test -e tests/.libs/librapt-test-pv1.so; then
+	# shellcheck disable=SC2086
+	run test:loop -p test:loop $test_fault
+	# shellcheck disable=SC2086
+	run test:ibsim -p test:ibsim $test_fault
+else
+	echo "SKIP: the test provider is not built (tests/.libs/librapt-test-pv1.so)"
+fi
+
+# ---------------------------------------------------------------------
+# tcp: loopback in this namespace, and two hosts in two namespaces.
+# ---------------------------------------------------------------------
+
+# tcp_twohost PROVIDER: a server and a client in two network namespaces
+# joined by a veth pair.  The IA on each side is PROVIDER:<its veth>.
+# The client's namespace has no default route, so 192.0.2.1 is
+# unreachable, and 198.51.100.0/24 is routed to the server's namespace,
+# which does not forward: a black hole.
+tcp_twohost()
+{
+	prov=$1
+	if test "$(id -u)" -ne 0; then
+		echo "SKIP: $prov two-host run: needs root for network namespaces"
+		return 0
+	fi
+	if ! ip netns list >/dev/null 2>&1; then
+		echo "SKIP: $prov two-host run: 'ip netns' does not work here"
+		return 0
+	fi
+	ns_s=raptconf-s$$
+	ns_c=raptconf-c$$
+	if ! ip netns add "$ns_s" || ! ip netns add "$ns_c"; then
+		echo "SKIP: $prov two-host run: cannot create network namespaces"
+		ip netns del "$ns_s" 2>/dev/null
+		return 0
+	fi
+	ip link add rcs0 netns "$ns_s" type veth peer name rcc0 netns "$ns_c" &&
+	ip -n "$ns_s" addr add 10.213.0.1/24 dev rcs0 &&
+	ip -n "$ns_c" addr add 10.213.0.2/24 dev rcc0 &&
+	ip -n "$ns_s" link set lo up && ip -n "$ns_c" link set lo up &&
+	ip -n "$ns_s" link set rcs0 up && ip -n "$ns_c" link set rcc0 up &&
+	ip -n "$ns_c" route add 198.51.100.0/24 via 10.213.0.1 &&
+	ip netns exec "$ns_s" sysctl -q -w net.ipv4.ip_forward=0
+	if test $? -ne 0; then
+		echo "SKIP: $prov two-host run: cannot set up the veth pair"
+	else
+		port=$((40000 + $$ % 20000))
+		ip netns exec "$ns_s" "$prog" --server --once --port "$port" \
+			-p "$prov:rcs0" >"$out/rc-$prov-server.log" 2>&1 &
+		spid=$!
+		sleep 1
+		in_ns="ip netns exec $ns_c"
+		run "$prov-twohost" --client 10.213.0.1 --port "$port" \
+			-p "$prov:rcc0" --server-addr 10.213.0.1
+		in_ns=
+		# A client that never got through leaves the server waiting.
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+	fi
+	ip netns del "$ns_s" 2>/dev/null
+	ip netns del "$ns_c" 2>/dev/null
+	return 0
+}
+
+if test -e .libs/librapt-tcp-pv1.so; then
+	# What 192.0.2.1 and 198.51.100.1 do here depends on this host's
+	# routes; the two-host run sets them up and covers those tests.
+	run tcp -p tcp --unreachable-addr none --blackhole-addr none
+	tcp_twohost tcp
+else
+	echo "SKIP: tcp runs: the tcp provider is not built (.libs/librapt-tcp-pv1.so)"
+fi
+
+test $ran -eq 0 && exit 77
+exit $fail
