@@ -222,6 +222,12 @@ static void tp_run_conn(struct tp_item *it)
 
 	if (ep->dead)
 		return;
+	/* The "RTR" is on the wire before the active side hears ESTABLISHED:
+	 * the passive side's ESTABLISHED is queued first, so an active side
+	 * that closes the moment it sees its own cannot turn the passive
+	 * side's into ACCEPT_ERROR. */
+	if (it->rtr)
+		tp_cm_rtr(ep);
 	ep->calling++;
 	pthread_mutex_unlock(&tp.lock);
 	ret = rapt_prov_ep_event(ep->cep, &it->ce);
@@ -230,8 +236,6 @@ static void tp_run_conn(struct tp_item *it)
 	if (ret)
 		tp_warn("the core refused event %#x: %s", it->ce.type,
 			rapt_strerror(ret));
-	if (it->rtr)
-		tp_cm_rtr(ep);
 }
 
 static void tp_item_run(struct tp_item *it)
