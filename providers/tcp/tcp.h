@@ -150,10 +150,19 @@ struct tcp_evd {
 	struct tcp_ep **eps;		/* EPs whose completions land here */
 	uint32_t neps, cap;
 	uint32_t cursor;		/* evd_progress round robin */
+	/* Spin detection (tcp_prov.c), under the lock: */
+	uint64_t poll_last_ns;		/* last evd_progress call */
+	uint32_t poll_streak;		/* calls in a row close together */
+	/* Read by the engine without the lock: */
+	_Atomic uint64_t spin_until_ns;	/* a consumer spins on it till then */
+	_Atomic uint32_t nattached;	/* neps */
 };
 
 int tcp_evd_attach(struct tcp_evd *evd, struct tcp_ep *ep);
 void tcp_evd_detach(struct tcp_evd *evd, struct tcp_ep *ep);
+/* Whether a consumer busy-polls @evd, so its evd_progress runs the receive
+ * path of every EP attached to it (any thread; NULL: false). */
+bool tcp_evd_spinning(struct tcp_evd *evd, uint64_t now);
 
 /* ------------------------------------------------------------------ */
 /* Memory (tcp_mem.c)                                                  */
@@ -293,6 +302,11 @@ struct tcp_ep {
 	struct tcp_tx *tx;
 	struct tcp_cm *cm;		/* handshake state, private to tcp_cm.c */
 	bool freeing;			/* ep_free under way: no more events */
+	bool term_sent;			/* a Terminate went out: close with a
+				 * FIN so it is not lost to an RST */
+	bool parked;			/* tcp_cm.c: EPOLLIN off while a
+					 * consumer spins on an EVD of ours */
+	struct tcp_timer park;		/* tcp_cm.c: re-checks a parked EP */
 };
 
 /* tcp_cm.c: ops */
@@ -312,6 +326,19 @@ int tcp_psp_create(void *pia, struct rapt_core_psp *cpsp, uint64_t service_id,
 int tcp_psp_free(void *ppsp);
 int tcp_cr_accept(void *pcr, void *pep, const void *pdata, size_t pdata_len);
 int tcp_cr_reject(void *pcr, const void *pdata, size_t pdata_len);
+
+/* tcp_cm.c: evd_progress, with ep->lock held, for an EP in the active
+ * handshake (CONNECTING, MPA_REQ_SENT): do what the engine would do. */
+void tcp_cm_progress(struct tcp_ep *ep);
+/* tcp_cm.c: evd_progress, with ep->lock held, when its consumer started
+ * to spin on an EVD of @ep: the engine stops waking for @ep's data until
+ * the spinning stops (the engine looks every millisecond). */
+void tcp_cm_park(struct tcp_ep *ep);
+static inline bool tcp_ep_handshaking(const struct tcp_ep *ep)
+{
+	return ep->state == TCP_EP_CONNECTING ||
+	       ep->state == TCP_EP_MPA_REQ_SENT;
+}
 
 /* tcp_cm.c: called by the data path, with ep->lock held. */
 /* The transport failed or the peer broke the protocol: tcp_dto_flush(),

@@ -34,6 +34,7 @@
 
 #include <errno.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,7 @@
 #define CM_FIN_WAIT_MS		2000	/* our FIN sent, theirs due */
 #define CM_NS_PER_MS		1000000ull
 #define CM_NS_PER_US		1000ull
+#define CM_PARK_NS		1000000ull	/* parked EP: look again */
 
 #define cm_container_of(p, type, member) \
 	((type *)(void *)((char *)(p) - offsetof(type, member)))
@@ -472,6 +474,8 @@ static void cm_event(struct tcp_ep *ep, uint32_t type, uint32_t reason,
 static void cm_close(struct tcp_ep *ep, bool abort)
 {
 	tcp_timer_cancel(ep->ia->eng, &ep->timer);
+	tcp_timer_cancel(ep->ia->eng, &ep->park);
+	ep->parked = false;
 	free(ep->cm->hs);
 	ep->cm->hs = NULL;
 	if (ep->io.fd < 0)
@@ -528,7 +532,8 @@ static bool cm_open(const struct tcp_ep *ep)
  * @ep: the EP, locked
  * @status: RAPT_E* code, reported as the event's prov_status
  *
- * Closes with an RST, flushes, and reports BROKEN (ACCEPT_ERROR while
+ * Closes with an RST (a FIN after a Terminate), flushes, and reports
+ * BROKEN (ACCEPT_ERROR while
  * passive and not established, DISCONNECTED during a graceful close).
  */
 void tcp_cm_fail(struct tcp_ep *ep, int status)
@@ -538,7 +543,9 @@ void tcp_cm_fail(struct tcp_ep *ep, int status)
 	if (!cm_open(ep))
 		return;
 	type = cm_fail_type(ep);
-	cm_end(ep, true, type, type == RAPT_EV_NON_PEER_REJECTED ?
+	/* After a Terminate, an RST could discard it while it still sits
+	 * in our send queue (on a real link it often does): end with a FIN. */
+	cm_end(ep, !ep->term_sent, type, type == RAPT_EV_NON_PEER_REJECTED ?
 	       RAPT_REJECT_PROTOCOL : 0, status, NULL, 0);
 }
 
@@ -803,10 +810,82 @@ static void cm_check_hup(struct tcp_ep *ep)
 		tcp_cm_fail(ep, -errno);
 }
 
+/* ------------------------------------------------------------------ */
+/* Parking: the engine leaves a spinning consumer's sockets to it      */
+/* ------------------------------------------------------------------ */
+
+/* Whether a consumer busy-polls an EVD that @ep is attached to: its
+ * evd_progress runs our receive path, so the engine need not wake. */
+static bool ep_polled(struct tcp_ep *ep)
+{
+	uint64_t now = tcp_now_ns();
+
+	return tcp_evd_spinning(ep->recv_evd, now) ||
+	       tcp_evd_spinning(ep->req_evd, now) ||
+	       tcp_evd_spinning(ep->conn_evd, now);
+}
+
+/* With ep->lock: stop watching EPOLLIN (EPOLLRDHUP stays) and look again
+ * in CM_PARK_NS. */
+static void ep_park(struct tcp_ep *ep)
+{
+	if (tcp_engine_mod(ep->ia->eng, &ep->io,
+			   ep->io.events & ~(uint32_t)EPOLLIN))
+		return;		/* stay level-triggered on EPOLLIN */
+	ep->parked = true;
+	tcp_timer_arm(ep->ia->eng, &ep->park, CM_PARK_NS);
+}
+
+/* With ep->lock: watch EPOLLIN again.  Level-triggered, so whatever the
+ * consumer left in the socket is reported at once: nothing is lost. */
+static void ep_unpark(struct tcp_ep *ep)
+{
+	int ret;
+
+	ep->parked = false;
+	ret = tcp_engine_mod(ep->ia->eng, &ep->io, ep->io.events | EPOLLIN);
+	if (ret)
+		tcp_cm_fail(ep, ret);
+}
+
+/**
+ * tcp_cm_park - a consumer started to spin on an EVD of @ep: park it
+ * @ep: the EP, locked, moving data
+ *
+ * From then on the engine does not wake for @ep's data until the consumer
+ * stops spinning (it looks every CM_PARK_NS); hang-ups still wake it.
+ */
+void tcp_cm_park(struct tcp_ep *ep)
+{
+	if (cm_open(ep) && !ep->freeing && !ep->parked &&
+	    (ep->io.events & EPOLLIN))
+		ep_park(ep);
+}
+
+static void ep_park_check(struct tcp_timer *t)
+{
+	struct tcp_ep *ep = cm_container_of(t, struct tcp_ep, park);
+
+	pthread_mutex_lock(&ep->lock);
+	if (ep->freeing || ep->io.fd < 0 || !ep->parked ||
+	    tcp_timer_armed(ep->ia->eng, t))
+		goto out;
+	if (ep_polled(ep))
+		tcp_timer_arm(ep->ia->eng, &ep->park, CM_PARK_NS);
+	else
+		ep_unpark(ep);
+out:
+	pthread_mutex_unlock(&ep->lock);
+}
+
 static void cm_data_io(struct tcp_ep *ep, uint32_t events)
 {
 	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
 		tcp_rx_progress(ep);
+	/* Data only, and a consumer spins on our EVDs: it will take the
+	 * next bytes itself, so do not wake for them. */
+	if (events == EPOLLIN && cm_open(ep) && !ep->parked && ep_polled(ep))
+		ep_park(ep);
 	if (cm_open(ep) && (events & EPOLLOUT))
 		tcp_tx_progress(ep);
 	if (cm_open(ep) && (events & (EPOLLHUP | EPOLLERR)))
@@ -859,6 +938,32 @@ static void ep_io(struct tcp_io *io, uint32_t events)
 	}
 out:
 	pthread_mutex_unlock(&ep->lock);
+}
+
+/**
+ * tcp_cm_progress - run the active handshake in a polling consumer's thread
+ * @ep: an EP in CONNECTING or MPA_REQ_SENT, with ep->lock held
+ *
+ * What the engine does on the socket's events, so a consumer that polls
+ * the connect EVD sees ESTABLISHED without waiting for a thread wakeup.
+ * Errors and hang-ups are left to the engine (it watches them anyway).
+ */
+void tcp_cm_progress(struct tcp_ep *ep)
+{
+	struct pollfd p;
+
+	if (ep->io.fd < 0 || ep->freeing)
+		return;
+	if (ep->state == TCP_EP_CONNECTING) {
+		p.fd = ep->io.fd;
+		p.events = POLLOUT;
+		p.revents = 0;
+		if (poll(&p, 1, 0) == 1 && p.revents == POLLOUT)
+			cm_connected(ep, EPOLLOUT);
+		return;
+	}
+	if (ep->state == TCP_EP_MPA_REQ_SENT)
+		cm_read_reply(ep, 0, cm_send_hs(ep));
 }
 
 static void ep_timeout(struct tcp_timer *t)
@@ -957,6 +1062,7 @@ static struct tcp_ep *ep_alloc(struct tcp_ia *ia, struct rapt_core_ep *cep,
 	ep->io.fd = -1;
 	ep->io.handler = ep_io;
 	tcp_timer_init(&ep->timer, ep_timeout);
+	tcp_timer_init(&ep->park, ep_park_check);
 	ep->state = TCP_EP_IDLE;
 	pthread_mutex_init(&ep->lock, NULL);
 	return ep;

@@ -1150,6 +1150,7 @@ void tcp_tx_terminate(struct tcp_ep *ep, const struct tcp_term *t)
 	tx->pending = false;
 	while (recv(ep->io.fd, NULL, 1 << 20, MSG_DONTWAIT | MSG_TRUNC) > 0)
 		;
+	ep->term_sent = true;
 	tcp_cm_fail(ep, term_status(t));
 }
 
