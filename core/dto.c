@@ -62,23 +62,56 @@ static int sge_check(struct rapt_core_ep *ep, const struct rapt_sge *sgl,
 	return 0;
 }
 
+/* The checks of post_check() done again, slowly, to say what failed. */
+static int __attribute__((noinline)) post_check_slow(struct rapt_ep *h,
+						     struct rapt_core_ep *ep,
+						     const struct rapt_sge *sgl,
+						     uint32_t nsge,
+						     uint32_t flags,
+						     const char *what)
+{
+	if (!ep || atomic_load(&ep->state) != RAPT_EP_CONNECTED ||
+	    nsge > ep->attr.max_send_sge || (flags & ~ep->post_flags) ||
+	    (nsge && !sgl))
+		return post_fail(h, ep, what, false, nsge,
+				 ep ? ep->attr.max_send_sge : 0, flags);
+	return sge_check(ep, sgl, nsge, flags, what);
+}
+
+/*
+ * The fast test of every outbound post: true sends it to the slow path,
+ * which checks again and says what failed.  Inline posts (and every post
+ * of a debug build) go there too, so a plain post pays for one branch.
+ */
+static inline bool post_suspect(struct rapt_core_ep *ep,
+				const struct rapt_sge *sgl, uint32_t nsge,
+				uint32_t flags)
+{
+	return rapt_unlikely(RAPT_DEBUG_BUILD || !ep ||
+			     atomic_load_explicit(&ep->state,
+						  memory_order_acquire) !=
+			     RAPT_EP_CONNECTED ||
+			     nsge > ep->attr.max_send_sge ||
+			     (flags & ep->post_slow) ||
+			     (!sgl && nsge));
+}
+
 /* Shared checks of every outbound post; 0 or the failure. */
 static inline int post_check(struct rapt_ep *h, struct rapt_core_ep *ep,
 			     const struct rapt_sge *sgl, uint32_t nsge,
 			     uint32_t flags, const char *what)
 {
-	if (rapt_unlikely(!ep ||
-			  atomic_load_explicit(&ep->state,
-					       memory_order_acquire) !=
-			  RAPT_EP_CONNECTED ||
-			  nsge > ep->attr.max_send_sge ||
-			  (flags & ~ep->post_flags) || (nsge && !sgl)))
-		return post_fail(h, ep, what, false, nsge,
-				 ep ? ep->attr.max_send_sge : 0, flags);
-	if (rapt_unlikely((flags & RAPT_POST_INLINE) || RAPT_DEBUG_BUILD))
-		return sge_check(ep, sgl, nsge, flags, what);
+	if (post_suspect(ep, sgl, nsge, flags))
+		return post_check_slow(h, ep, sgl, nsge, flags, what);
 	return 0;
 }
+
+/*
+ * The post calls below keep their fast path free of calls other than the
+ * provider's op, which they tail-call, so it needs no stack frame: what
+ * the fast test does not pass goes to a *_slow() twin with the same
+ * arguments, which resolves the handle again and checks precisely.
+ */
 
 RAPT_API int rapt_ep_post_recv(struct rapt_ep *h, const struct rapt_sge *sgl,
 			       unsigned int nsge, uint64_t cookie)
@@ -89,7 +122,23 @@ RAPT_API int rapt_ep_post_recv(struct rapt_ep *h, const struct rapt_sge *sgl,
 			  (nsge && !sgl)))
 		return post_fail(h, ep, "rapt_ep_post_recv", true, nsge,
 				 ep ? ep->attr.max_recv_sge : 0, 0);
-	return ep->obj.ia->ops->post_recv(ep->obj.prov, sgl, nsge, cookie);
+	return ep->ops->post_recv(ep->obj.prov, sgl, nsge, cookie);
+}
+
+static int __attribute__((noinline)) post_send_slow(struct rapt_ep *h,
+						    const struct rapt_sge *sgl,
+						    unsigned int nsge,
+						    uint64_t cookie,
+						    unsigned int flags)
+{
+	struct rapt_core_ep *ep = ep_fast(h);
+	int ret = post_check_slow(h, ep, sgl, nsge, flags,
+				  "rapt_ep_post_send");
+
+	if (ret)
+		return ret;
+	return ep->ops->post_send(ep->obj.prov, sgl, nsge, cookie,
+				  flags, 0);
 }
 
 RAPT_API int rapt_ep_post_send(struct rapt_ep *h, const struct rapt_sge *sgl,
@@ -97,12 +146,11 @@ RAPT_API int rapt_ep_post_send(struct rapt_ep *h, const struct rapt_sge *sgl,
 			       unsigned int flags)
 {
 	struct rapt_core_ep *ep = ep_fast(h);
-	int ret = post_check(h, ep, sgl, nsge, flags, "rapt_ep_post_send");
 
-	if (rapt_unlikely(ret))
-		return ret;
-	return ep->obj.ia->ops->post_send(ep->obj.prov, sgl, nsge, cookie,
-					  flags, 0);
+	if (post_suspect(ep, sgl, nsge, flags))
+		return post_send_slow(h, sgl, nsge, cookie, flags);
+	return ep->ops->post_send(ep->obj.prov, sgl, nsge, cookie,
+				  flags, 0);
 }
 
 RAPT_API int rapt_ep_post_send_inv(struct rapt_ep *h,
@@ -118,8 +166,8 @@ RAPT_API int rapt_ep_post_send_inv(struct rapt_ep *h,
 	if (!(ep->obj.ia->attr.caps & RAPT_CAP_SEND_INVALIDATE))
 		return rapt__fail(RAPT_ENOTSUP,
 				  "provider does not offer send with invalidate");
-	return ep->obj.ia->ops->post_send(ep->obj.prov, sgl, nsge, cookie,
-					  flags | RAPT_PROV_POST_INVALIDATE, rkey);
+	return ep->ops->post_send(ep->obj.prov, sgl, nsge, cookie,
+				  flags | RAPT_PROV_POST_INVALIDATE, rkey);
 }
 
 static int rdma_check(struct rapt_core_ep *ep, uint64_t cap, const char *what)
@@ -130,20 +178,62 @@ static int rdma_check(struct rapt_core_ep *ep, uint64_t cap, const char *what)
 	return 0;
 }
 
+static int __attribute__((noinline)) post_write_slow(struct rapt_ep *h,
+						     const struct rapt_sge *sgl,
+						     unsigned int nsge,
+						     uint64_t cookie,
+						     uint64_t raddr,
+						     uint32_t rkey,
+						     unsigned int flags)
+{
+	struct rapt_core_ep *ep = ep_fast(h);
+	int ret = post_check_slow(h, ep, sgl, nsge, flags,
+				  "rapt_ep_post_write");
+
+	if (!ret)
+		ret = rdma_check(ep, RAPT_CAP_RDMA_WRITE, "rapt_ep_post_write");
+	if (ret)
+		return ret;
+	return ep->ops->post_write(ep->obj.prov, sgl, nsge, cookie,
+				   raddr, rkey, flags);
+}
+
 RAPT_API int rapt_ep_post_write(struct rapt_ep *h, const struct rapt_sge *sgl,
 				unsigned int nsge, uint64_t cookie,
 				uint64_t raddr, uint32_t rkey,
 				unsigned int flags)
 {
 	struct rapt_core_ep *ep = ep_fast(h);
-	int ret = post_check(h, ep, sgl, nsge, flags, "rapt_ep_post_write");
 
+	if (post_suspect(ep, sgl, nsge, flags) ||
+	    rapt_unlikely(!(ep->obj.ia->attr.caps & RAPT_CAP_RDMA_WRITE)))
+		return post_write_slow(h, sgl, nsge, cookie, raddr, rkey,
+				       flags);
+	return ep->ops->post_write(ep->obj.prov, sgl, nsge, cookie,
+				   raddr, rkey, flags);
+}
+
+static int __attribute__((noinline)) post_read_slow(struct rapt_ep *h,
+						    const struct rapt_sge *sgl,
+						    unsigned int nsge,
+						    uint64_t cookie,
+						    uint64_t raddr,
+						    uint32_t rkey,
+						    unsigned int flags)
+{
+	struct rapt_core_ep *ep = ep_fast(h);
+	int ret = post_check_slow(h, ep, sgl, nsge, flags & ~RAPT_POST_INLINE,
+				  "rapt_ep_post_read");
+
+	if (!ret && (flags & RAPT_POST_INLINE))
+		ret = rapt__fail(RAPT_EINVAL,
+				 "rapt_ep_post_read: an RDMA read cannot be inline");
 	if (!ret)
-		ret = rdma_check(ep, RAPT_CAP_RDMA_WRITE, "rapt_ep_post_write");
-	if (rapt_unlikely(ret))
+		ret = rdma_check(ep, RAPT_CAP_RDMA_READ, "rapt_ep_post_read");
+	if (ret)
 		return ret;
-	return ep->obj.ia->ops->post_write(ep->obj.prov, sgl, nsge, cookie,
-					   raddr, rkey, flags);
+	return ep->ops->post_read(ep->obj.prov, sgl, nsge, cookie,
+				  raddr, rkey, flags);
 }
 
 RAPT_API int rapt_ep_post_read(struct rapt_ep *h, const struct rapt_sge *sgl,
@@ -152,16 +242,12 @@ RAPT_API int rapt_ep_post_read(struct rapt_ep *h, const struct rapt_sge *sgl,
 			       unsigned int flags)
 {
 	struct rapt_core_ep *ep = ep_fast(h);
-	int ret = post_check(h, ep, sgl, nsge, flags & ~RAPT_POST_INLINE,
-			     "rapt_ep_post_read");
 
-	if (!ret && (flags & RAPT_POST_INLINE))
-		ret = rapt__fail(RAPT_EINVAL,
-				 "rapt_ep_post_read: an RDMA read cannot be inline");
-	if (!ret)
-		ret = rdma_check(ep, RAPT_CAP_RDMA_READ, "rapt_ep_post_read");
-	if (rapt_unlikely(ret))
-		return ret;
-	return ep->obj.ia->ops->post_read(ep->obj.prov, sgl, nsge, cookie,
-					  raddr, rkey, flags);
+	/* An inline read is suspect too: the slow path refuses it. */
+	if (post_suspect(ep, sgl, nsge, flags) ||
+	    rapt_unlikely(!(ep->obj.ia->attr.caps & RAPT_CAP_RDMA_READ)))
+		return post_read_slow(h, sgl, nsge, cookie, raddr, rkey,
+				      flags);
+	return ep->ops->post_read(ep->obj.prov, sgl, nsge, cookie,
+				  raddr, rkey, flags);
 }

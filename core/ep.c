@@ -155,6 +155,9 @@ static struct rapt_core_ep *ep_alloc(struct rapt_core_ia *ia,
 	atomic_init(&ep->state, RAPT_EP_UNCONNECTED);
 	pthread_mutex_init(&ep->lock, NULL);
 	ep->post_flags = ep_post_flags(ia->attr.caps);
+	/* Flags a post cannot take on its fast path (see dto.c). */
+	ep->post_slow = ~ep->post_flags | RAPT_POST_INLINE;
+	ep->ops = ia->ops;
 	return ep;
 }
 

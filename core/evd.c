@@ -7,7 +7,9 @@
  * eventfd.  docs/evd-semantics.md states the rules this file keeps; the
  * short form:
  *
- * - The ring has qlen + 1 slots.  At most qlen ordinary events are queued;
+ * - The ring has at least qlen + 1 slots (a power of two, so that free-
+ *   running 64-bit sequence numbers index it with a mask).  At most qlen
+ *   ordinary events are queued;
  *   the extra slot is reserved for this EVD's own overflow report, so a
  *   report that has to land here is never lost.
  * - A push onto a full EVD loses the event and counts it.  The first loss
@@ -20,24 +22,39 @@
  *   lock, so every event goes to exactly one thread, a later arrival never
  *   steals a woken waiter's event, and no wakeup is lost.
  *
- * Lock order: ia->lock, then evd->lock.  A push takes ia->lock only on
- * the overflow path of an EVD that is not the async EVD, and only after
- * releasing its own lock; the async EVD's overflow never takes ia->lock.
+ * Two locks.  evd->rlock, a small futex lock of the core's own (no libc
+ * call when uncontended), guards the ring and the flags a push must see.
+ * evd->lock, a pthread mutex, serialises the slow paths: waiters (their
+ * condition variables need it), the fd, overflow and freeing.  Whoever
+ * needs both takes evd->lock first.  The waiter list and evd->armed change
+ * only with both held, and evd->room says, under rlock, whether anybody
+ * must be told of a push: while it is non-zero (no waiter, fd not armed)
+ * a push that finds the ring below room takes rlock alone; everything
+ * else goes the slow way with both locks, exactly as before.  A dequeue
+ * only ever takes rlock: taking events never grants or signals.
+ *
+ * Lock order: ia->lock, then evd->lock, then evd->rlock.  A push takes
+ * ia->lock only on the overflow path of an EVD that is not the async EVD,
+ * and only after releasing its own locks; the async EVD's overflow never
+ * takes ia->lock.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <linux/futex.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "rapt_int.h"
 
-/* The core's own bound on qlen, whatever the provider says: the ring's
- * indexes and counters are 32-bit and qlen + 1 must fit. */
+/* The core's own bound on qlen, whatever the provider says: counts are
+ * 32-bit and the ring's size, a power of two above qlen, must fit. */
 #define RAPT_EVD_QLEN_LIMIT (1u << 28)
 
 enum evd_wstate {
@@ -61,23 +78,36 @@ struct rapt_core_evd {
 	struct rapt_obj obj;		/* must stay first */
 	struct rapt_evd *handle;	/* obj.handle is cleared early */
 	const struct rapt_prov_ops *ops;
+	int (*progress)(void *pevd);	/* NULL: the provider has none */
 	uint32_t qlen;
 	uint32_t streams;
 
-	pthread_mutex_t lock;		/* guards everything below */
-	struct rapt_event *ring;	/* qlen + 1 slots */
-	uint32_t head;			/* next slot to dequeue */
-	uint32_t tail;			/* next slot to fill */
-	uint32_t count;			/* queued, self-report counted */
-	bool ovf_reported;		/* this episode's loss was reported */
-	bool ovf_queued;		/* a self-report sits at ovf_slot */
-	uint32_t ovf_slot;
-	uint64_t overflows;		/* events lost since creation */
+	/* Guarded by rlock (0 free, 1 held, 2 held with sleepers). */
+	_Atomic uint32_t rlock;
+	uint32_t room;			/* qlen, or 0 if a push must signal */
+	uint32_t mask;			/* ring slots - 1 */
+	struct rapt_event *ring;	/* > qlen slots, evd fields preset */
+	/*
+	 * Sequence numbers (never wrap): head is the next event to dequeue,
+	 * tail the next to fill, so tail - head events are queued, the
+	 * self-report counted.  The overflow bookkeeping is kept in them too,
+	 * so that a dequeue has nothing else to update.
+	 */
+	uint64_t head;
+	uint64_t tail;
+	uint64_t ovf_seq;		/* the self-report's, if ovf_self */
+	uint64_t ovf_head;		/* head when a loss was last reported */
+	bool ovf_self;			/* a self-report went in at ovf_seq */
+	bool ovf_rep;			/* a loss was reported at ovf_head */
 	bool armed;			/* write efd on the next push */
-	bool freeing;			/* rapt_evd_free() under way */
-	int efd;			/* eventfd, -1 until asked for */
+	uint64_t overflows;		/* events lost since creation */
+	/* Changed with lock and rlock held, read with either. */
 	struct evd_waiter *wfirst;	/* FIFO of ungranted waiters */
 	struct evd_waiter *wlast;
+
+	pthread_mutex_t lock;		/* guards the rest */
+	bool freeing;			/* rapt_evd_free() under way */
+	int efd;			/* eventfd, -1 until asked for */
 	uint32_t nwaiters;		/* threads inside the blocking wait */
 	pthread_cond_t gone;		/* freeing: nwaiters reached 0 */
 };
@@ -91,62 +121,185 @@ static struct rapt_core_evd *to_evd(struct rapt_obj *o)
 	return (struct rapt_core_evd *)o;
 }
 
+static inline struct rapt_core_evd *evd_fast(const void *handle)
+{
+	return to_evd(rapt__obj_fast(handle, RAPT_CLS_EVD));
+}
+
 /*
- * Resolve a handle on the data path: the lean lookup first, the full one
- * only to name the error precisely.
+ * The lean lookup failed: the full one names the error precisely.  It
+ * cannot succeed where the lean one failed (both compare the whole
+ * handle), but if it ever did the caller must still fail.
  */
-static int evd_resolve(const void *handle, struct rapt_core_evd **evd)
+static int __attribute__((noinline)) evd_bad(const void *handle)
 {
-	struct rapt_obj *o = rapt__obj_fast(handle, RAPT_CLS_EVD);
-	int ret;
+	struct rapt_obj *o;
+	int ret = rapt__obj_lookup(handle, RAPT_CLS_EVD, &o);
 
-	if (rapt_unlikely(!o)) {
-		ret = rapt__obj_lookup(handle, RAPT_CLS_EVD, &o);
-		if (ret)
-			return ret;
+	return ret ? ret : RAPT_EBADHANDLE;
+}
+
+static inline void evd_progress(struct rapt_core_evd *evd)
+{
+	if (evd->progress)
+		evd->progress(evd->obj.prov);
+}
+
+/* ------------------------------------------------------------------ */
+/* rlock: a futex lock (0 free, 1 held, 2 held and maybe sleepers)     */
+/* ------------------------------------------------------------------ */
+
+#if defined(__x86_64__) || defined(__i386__)
+#define cpu_relax() __builtin_ia32_pause()
+#else
+#define cpu_relax() atomic_signal_fence(memory_order_seq_cst)
+#endif
+
+#define RLOCK_SPINS 100
+
+static long futex(_Atomic uint32_t *addr, int op, uint32_t val)
+{
+	return syscall(SYS_futex, (uint32_t *)addr, op, val, NULL, NULL, 0);
+}
+
+static void __attribute__((noinline)) rlock_slow(_Atomic uint32_t *l)
+{
+	uint32_t c;
+	int i;
+
+	/* The holder copies one event: spin a little before sleeping. */
+	for (i = 0; i < RLOCK_SPINS; i++) {
+		cpu_relax();
+		c = 0;
+		if (atomic_load_explicit(l, memory_order_relaxed) == 0 &&
+		    atomic_compare_exchange_weak_explicit(l, &c, 1,
+							  memory_order_acquire,
+							  memory_order_relaxed))
+			return;
 	}
-	*evd = to_evd(o);
-	return 0;
+	while (atomic_exchange_explicit(l, 2, memory_order_acquire) != 0)
+		futex(l, FUTEX_WAIT_PRIVATE, 2);
 }
 
-static void evd_progress(struct rapt_core_evd *evd)
+/* Unlock with sleepers; returns @ret so that callers can tail-call it. */
+static int __attribute__((noinline)) runlock_wake(struct rapt_core_evd *evd,
+						  int ret)
 {
-	evd->ops->evd_progress(evd->obj.prov);
+	atomic_store_explicit(&evd->rlock, 0, memory_order_release);
+	futex(&evd->rlock, FUTEX_WAKE_PRIVATE, 1);
+	return ret;
+}
+
+static inline bool evd_rlock_try(struct rapt_core_evd *evd)
+{
+	uint32_t c = 0;
+
+	return rapt_likely(atomic_compare_exchange_strong_explicit(
+				&evd->rlock, &c, 1, memory_order_acquire,
+				memory_order_relaxed));
+}
+
+static inline void evd_rlock(struct rapt_core_evd *evd)
+{
+	if (!evd_rlock_try(evd))
+		rlock_slow(&evd->rlock);
+}
+
+/*
+ * Unlock and return @ret.  The hot paths end with it, so that the
+ * contended case is a tail call and they need no stack frame.
+ */
+static inline int evd_runlock_ret(struct rapt_core_evd *evd, int ret)
+{
+	if (rapt_unlikely(atomic_fetch_sub_explicit(&evd->rlock, 1,
+						    memory_order_release) != 1))
+		return runlock_wake(evd, ret);
+	return ret;
+}
+
+static inline void evd_runlock(struct rapt_core_evd *evd)
+{
+	(void)evd_runlock_ret(evd, 0);
+}
+
+/* Both locks, for the slow paths. */
+static void evd_lock_all(struct rapt_core_evd *evd)
+{
+	pthread_mutex_lock(&evd->lock);
+	evd_rlock(evd);
+}
+
+static void evd_unlock_all(struct rapt_core_evd *evd)
+{
+	evd_runlock(evd);
+	pthread_mutex_unlock(&evd->lock);
+}
+
+/* Recompute room after a change of the waiters or armed; rlock held. */
+static void evd_update_room(struct rapt_core_evd *evd)
+{
+	evd->room = evd->wfirst || evd->armed ? 0 : evd->qlen;
 }
 
 /* ------------------------------------------------------------------ */
-/* The ring (all called with evd->lock held)                           */
+/* The ring (all called with evd->rlock held)                          */
 /* ------------------------------------------------------------------ */
 
-static uint32_t ring_next(const struct rapt_core_evd *evd, uint32_t i)
+/* Queued events, the self-report counted. */
+static inline uint32_t evd_count(const struct rapt_core_evd *evd)
 {
-	return i + 1 == evd->qlen + 1 ? 0 : i + 1;
+	return (uint32_t)(evd->tail - evd->head);
+}
+
+static inline struct rapt_event *ring_at(const struct rapt_core_evd *evd,
+					 uint64_t seq)
+{
+	return &evd->ring[(uint32_t)seq & evd->mask];
+}
+
+/* Is this EVD's self-report still queued (not dequeued yet)? */
+static bool ovf_queued(const struct rapt_core_evd *evd)
+{
+	return evd->ovf_self && evd->ovf_seq >= evd->head;
+}
+
+/*
+ * Was this episode's loss reported?  An episode ends when the consumer
+ * takes an event: head moves on.
+ */
+static bool ovf_reported(const struct rapt_core_evd *evd)
+{
+	return evd->ovf_rep && evd->ovf_head == evd->head;
 }
 
 /* Queued events that use one of the qlen ordinary slots. */
 static bool ring_full(const struct rapt_core_evd *evd)
 {
-	return evd->count - evd->ovf_queued >= evd->qlen;
+	return evd_count(evd) - ovf_queued(evd) >= evd->qlen;
 }
 
-static struct rapt_event *ring_put(struct rapt_core_evd *evd)
+static inline struct rapt_event *ring_put(struct rapt_core_evd *evd)
 {
-	struct rapt_event *slot = &evd->ring[evd->tail];
-
-	evd->tail = ring_next(evd, evd->tail);
-	evd->count++;
-	return slot;
+	return ring_at(evd, evd->tail++);
 }
 
-static void ring_take(struct rapt_core_evd *evd, struct rapt_event *out)
+/*
+ * Fill a slot from a provider's event.  Every slot's evd field holds the
+ * EVD's handle from creation on, so only the rest is copied.
+ */
+static inline void slot_fill(struct rapt_event *slot,
+			     const struct rapt_event *ev)
 {
-	*out = evd->ring[evd->head];
-	if (evd->ovf_queued && evd->head == evd->ovf_slot)
-		evd->ovf_queued = false;
-	evd->head = ring_next(evd, evd->head);
-	evd->count--;
-	/* The consumer is draining: the next loss is a new episode. */
-	evd->ovf_reported = false;
+	slot->type = ev->type;
+	slot->reserved = ev->reserved;
+	slot->u = ev->u;
+}
+
+/* Take the oldest event; the caller knows there is one. */
+static inline void ring_take(struct rapt_core_evd *evd,
+			     struct rapt_event *out)
+{
+	*out = *ring_at(evd, evd->head++);
 }
 
 static void waiter_unlink(struct rapt_core_evd *evd, struct evd_waiter *w)
@@ -165,18 +318,19 @@ static void waiter_unlink(struct rapt_core_evd *evd, struct evd_waiter *w)
 /*
  * Hand queued events to waiters: the earliest waiter whose threshold is
  * met takes the oldest event, until no waiter's threshold is met.
- * Invariant on return: no queued waiter has threshold <= count.
+ * Invariant on return: no queued waiter has threshold <= count.  Called
+ * with both locks held.
  */
 static void evd_grant(struct rapt_core_evd *evd)
 {
 	struct evd_waiter *w, *next;
 
-	for (w = evd->wfirst; w && evd->count; w = next) {
+	for (w = evd->wfirst; w && evd_count(evd); w = next) {
 		next = w->next;
-		if (w->threshold > evd->count)
+		if (w->threshold > evd_count(evd))
 			continue;
 		ring_take(evd, w->event);
-		w->nmore = evd->count;
+		w->nmore = evd_count(evd);
 		w->state = EVD_W_GRANTED;
 		waiter_unlink(evd, w);
 		pthread_cond_signal(&w->cond);
@@ -196,13 +350,14 @@ static void evd_notify_fd(struct rapt_core_evd *evd)
 			 (void *)evd->handle);
 }
 
-/* An event is in the ring: wake whoever should know. */
+/* An event is in the ring: wake whoever should know (both locks held). */
 static void evd_signal(struct rapt_core_evd *evd)
 {
 	if (evd->wfirst)
 		evd_grant(evd);
 	if (evd->armed)
 		evd_notify_fd(evd);
+	evd_update_room(evd);
 }
 
 /* ------------------------------------------------------------------ */
@@ -214,12 +369,12 @@ static void evd_self_report(struct rapt_core_evd *evd)
 {
 	struct rapt_event *ev;
 
-	if (evd->ovf_queued) {
-		evd->ring[evd->ovf_slot].u.async.count = evd->overflows;
+	if (ovf_queued(evd)) {
+		ring_at(evd, evd->ovf_seq)->u.async.count = evd->overflows;
 		return;
 	}
-	evd->ovf_slot = evd->tail;
-	evd->ovf_queued = true;
+	evd->ovf_seq = evd->tail;
+	evd->ovf_self = true;
 	ev = ring_put(evd);
 	memset(ev, 0, sizeof(*ev));
 	ev->type = RAPT_EV_ASYNC_EVD_OVERFLOW;
@@ -234,7 +389,7 @@ static int evd_push_locked(struct rapt_core_evd *evd,
 
 /*
  * Report the first loss of an episode on the IA's async EVD, or here if
- * the IA has none.  Called without evd->lock; ia->lock keeps the async
+ * the IA has none.  Called without evd's locks; ia->lock keeps the async
  * EVD alive while we push to it (rapt_evd_free() clears it under that
  * lock before tearing it down).
  */
@@ -249,47 +404,75 @@ static void evd_report_to_ia(struct rapt_core_evd *evd, uint64_t lost)
 	pthread_mutex_lock(&ia->lock);
 	aevd = ia->async_evd;
 	if (aevd) {
-		pthread_mutex_lock(&aevd->lock);
+		evd_lock_all(aevd);
 		evd_push_locked(aevd, &ev);	/* unlocks */
 	} else {
-		pthread_mutex_lock(&evd->lock);
+		evd_lock_all(evd);
 		evd_self_report(evd);
-		pthread_mutex_unlock(&evd->lock);
+		evd_unlock_all(evd);
 	}
 	pthread_mutex_unlock(&ia->lock);
 }
 
-/* Count a lost event and see that it is reported.  Unlocks evd->lock. */
+/* Count a lost event and see that it is reported.  Unlocks both locks. */
 static int evd_overflow(struct rapt_core_evd *evd)
 {
 	uint64_t lost = ++evd->overflows;
-	bool to_ia = !evd->ovf_reported;
+	bool to_ia = !ovf_reported(evd);
 
-	evd->ovf_reported = true;
-	if (evd->ovf_queued || (evd->streams & RAPT_EVD_ASYNC)) {
+	evd->ovf_rep = true;
+	evd->ovf_head = evd->head;
+	if (ovf_queued(evd) || (evd->streams & RAPT_EVD_ASYNC)) {
 		evd_self_report(evd);
 		to_ia = false;
 	}
-	pthread_mutex_unlock(&evd->lock);
+	evd_unlock_all(evd);
 	if (to_ia)
 		evd_report_to_ia(evd, lost);
 	return RAPT_EOVERFLOW;
 }
 
-/* Called with evd->lock held; returns with it released. */
+/* Called with both locks held; returns with them released. */
 static int evd_push_locked(struct rapt_core_evd *evd,
 			   const struct rapt_event *ev)
 {
-	struct rapt_event *slot;
-
 	if (rapt_unlikely(ring_full(evd)))
 		return evd_overflow(evd);
-	slot = ring_put(evd);
-	*slot = *ev;
-	slot->evd = evd->handle;
+	slot_fill(ring_put(evd), ev);
 	evd_signal(evd);
-	pthread_mutex_unlock(&evd->lock);
+	evd_unlock_all(evd);
 	return 0;
+}
+
+/*
+ * A push that must tell somebody, or may overflow: called with rlock
+ * held, it lets it go and starts again with both locks.
+ */
+static int __attribute__((noinline)) evd_push_slow(struct rapt_core_evd *evd,
+						   const struct rapt_event *ev)
+{
+	evd_runlock(evd);
+	evd_lock_all(evd);
+	return evd_push_locked(evd, ev);
+}
+
+/* The fast push, with rlock held; returns with it released. */
+static inline int evd_push_rlocked(struct rapt_core_evd *evd,
+				   const struct rapt_event *ev)
+{
+	if (rapt_unlikely(evd_count(evd) >= evd->room))
+		return evd_push_slow(evd, ev);
+	/* Below room: not full, and no waiter or armed fd to tell. */
+	slot_fill(ring_put(evd), ev);
+	return evd_runlock_ret(evd, 0);
+}
+
+/* rlock was taken: wait for it off the hot path. */
+static int __attribute__((noinline))
+evd_push_contended(struct rapt_core_evd *evd, const struct rapt_event *ev)
+{
+	rlock_slow(&evd->rlock);
+	return evd_push_rlocked(evd, ev);
 }
 
 /* Which stream an event type belongs to (the type's high byte). */
@@ -331,8 +514,9 @@ RAPT_SDK int rapt_prov_evd_push(struct rapt_core_evd *evd,
 		if (ret)
 			return ret;
 	}
-	pthread_mutex_lock(&evd->lock);
-	return evd_push_locked(evd, ev);
+	if (rapt_unlikely(!evd_rlock_try(evd)))
+		return evd_push_contended(evd, ev);
+	return evd_push_rlocked(evd, ev);
 }
 
 RAPT_SDK struct rapt_evd *rapt_prov_evd_handle(struct rapt_core_evd *evd)
@@ -409,22 +593,52 @@ static void evd_destroy(struct rapt_core_evd *evd)
 	free(evd);
 }
 
+/*
+ * The provider's own evd_progress op, or NULL when it has none (its table
+ * lacks it and the core's stub would only say so), so that dequeue skips
+ * the call.
+ */
+static int (*provider_progress(const struct rapt_core_ia *ia))(void *)
+{
+	const struct rapt_prov_ops *pops = ia->prov->desc->ops;
+	size_t end = offsetof(struct rapt_prov_ops, evd_progress) +
+		     sizeof(pops->evd_progress);
+
+	if (!pops || pops->size < end || !pops->evd_progress)
+		return NULL;
+	return ia->ops->evd_progress;
+}
+
+/* The ring's mask: one less than the least power of two above qlen. */
+static uint32_t ring_mask(uint32_t qlen)
+{
+	uint32_t size = 2;
+
+	while (size <= qlen)
+		size <<= 1;
+	return size - 1;
+}
+
 /* Return: the new EVD, or NULL when out of memory. */
-static struct rapt_core_evd *evd_alloc(const struct rapt_prov_ops *ops,
+static struct rapt_core_evd *evd_alloc(const struct rapt_core_ia *ia,
 				       uint32_t qlen, uint32_t streams)
 {
+	const struct rapt_prov_ops *ops = ia->ops;
 	struct rapt_core_evd *evd = calloc(1, sizeof(*evd));
 
 	if (!evd)
 		return NULL;
-	evd->ring = calloc((size_t)qlen + 1, sizeof(*evd->ring));
+	evd->mask = ring_mask(qlen);
+	evd->ring = calloc((size_t)evd->mask + 1, sizeof(*evd->ring));
 	if (!evd->ring) {
 		free(evd);
 		return NULL;
 	}
 	evd->ops = ops;
+	evd->progress = provider_progress(ia);
 	evd->qlen = qlen;
 	evd->streams = streams;
+	evd->room = qlen;
 	evd->efd = -1;
 	pthread_mutex_init(&evd->lock, NULL);
 	pthread_cond_init(&evd->gone, NULL);
@@ -443,12 +657,15 @@ static int evd_set_async(struct rapt_core_ia *ia, struct rapt_core_evd *evd)
 /* The rest of rapt_evd_create(), with the EVD allocated. */
 static int evd_setup(struct rapt_core_ia *ia, struct rapt_core_evd *evd)
 {
+	uint32_t i;
 	int ret;
 
 	ret = rapt__obj_register(&evd->obj, RAPT_CLS_EVD, &ia->obj, ia);
 	if (ret)
 		return ret;
 	evd->handle = rapt__obj_handle(&evd->obj);
+	for (i = 0; i <= evd->mask; i++)
+		evd->ring[i].evd = evd->handle;
 	if (evd->streams & RAPT_EVD_ASYNC) {
 		ret = evd_set_async(ia, evd);
 		if (ret)
@@ -501,7 +718,7 @@ RAPT_API int rapt_evd_create(struct rapt_ia *ia_handle, unsigned int qlen,
 	ret = evd_check_args(ia, qlen, streams);
 	if (ret)
 		goto out;
-	evd = evd_alloc(ia->ops, qlen, streams);
+	evd = evd_alloc(ia, qlen, streams);
 	if (!evd) {
 		ret = rapt__fail(RAPT_ENOMEM,
 				 "out of memory creating an EVD of %u events",
@@ -533,11 +750,14 @@ static void evd_cancel_waiters(struct rapt_core_evd *evd)
 
 	pthread_mutex_lock(&evd->lock);
 	evd->freeing = true;
+	evd_rlock(evd);
 	while ((w = evd->wfirst)) {
 		w->state = EVD_W_CANCELED;
 		waiter_unlink(evd, w);
 		pthread_cond_signal(&w->cond);
 	}
+	evd_update_room(evd);
+	evd_runlock(evd);
 	while (evd->nwaiters)
 		pthread_cond_wait(&evd->gone, &evd->lock);
 	pthread_mutex_unlock(&evd->lock);
@@ -615,6 +835,25 @@ out:
 /* Dequeue and wait                                                    */
 /* ------------------------------------------------------------------ */
 
+/* Take the oldest event, with rlock held; returns with it released. */
+static inline int evd_dequeue_rlocked(struct rapt_core_evd *evd,
+				      struct rapt_event *event)
+{
+	if (rapt_unlikely(evd->head == evd->tail))
+		return evd_runlock_ret(evd, RAPT_EAGAIN);
+	ring_take(evd, event);
+	return evd_runlock_ret(evd, 0);
+}
+
+/* A dequeue that calls the provider's progress op or waits for rlock. */
+static int __attribute__((noinline))
+evd_dequeue_call(struct rapt_core_evd *evd, struct rapt_event *event)
+{
+	evd_progress(evd);
+	evd_rlock(evd);
+	return evd_dequeue_rlocked(evd, event);
+}
+
 /**
  * rapt_evd_dequeue - take one event without blocking
  * @handle: the EVD
@@ -625,24 +864,16 @@ out:
 RAPT_API int rapt_evd_dequeue(struct rapt_evd *handle,
 			      struct rapt_event *event)
 {
-	struct rapt_core_evd *evd;
-	int ret;
+	struct rapt_core_evd *evd = evd_fast(handle);
 
-	ret = evd_resolve(handle, &evd);
-	if (rapt_unlikely(ret))
-		return ret;
+	if (rapt_unlikely(!evd))
+		return evd_bad(handle);
 	if (RAPT_DEBUG_BUILD && !event)
 		return rapt__fail(RAPT_EINVAL, "rapt_evd_dequeue: NULL event");
-	evd_progress(evd);
-	pthread_mutex_lock(&evd->lock);
-	if (evd->count) {
-		ring_take(evd, event);
-		ret = 0;
-	} else {
-		ret = RAPT_EAGAIN;
-	}
-	pthread_mutex_unlock(&evd->lock);
-	return ret;
+	/* Every call below is a tail call: no stack frame on this path. */
+	if (rapt_unlikely(evd->progress || !evd_rlock_try(evd)))
+		return evd_dequeue_call(evd, event);
+	return evd_dequeue_rlocked(evd, event);
 }
 
 /**
@@ -660,11 +891,10 @@ RAPT_API int rapt_evd_dequeue_batch(struct rapt_evd *handle,
 {
 	struct rapt_core_evd *evd;
 	uint32_t i, n;
-	int ret;
 
-	ret = evd_resolve(handle, &evd);
-	if (rapt_unlikely(ret))
-		return ret;
+	evd = evd_fast(handle);
+	if (rapt_unlikely(!evd))
+		return evd_bad(handle);
 	if (RAPT_DEBUG_BUILD && !events && max)
 		return rapt__fail(RAPT_EINVAL,
 				  "rapt_evd_dequeue_batch: NULL events");
@@ -672,11 +902,11 @@ RAPT_API int rapt_evd_dequeue_batch(struct rapt_evd *handle,
 	if (max > INT32_MAX)
 		max = INT32_MAX;
 	evd_progress(evd);
-	pthread_mutex_lock(&evd->lock);
-	n = RAPT_MIN(max, evd->count);
+	evd_rlock(evd);
+	n = RAPT_MIN(max, evd_count(evd));
 	for (i = 0; i < n; i++)
 		ring_take(evd, &events[i]);
-	pthread_mutex_unlock(&evd->lock);
+	evd_runlock(evd);
 	return (int)n;
 }
 
@@ -705,6 +935,7 @@ static void waiter_init(struct evd_waiter *w, uint32_t threshold,
 	pthread_condattr_destroy(&attr);
 }
 
+/* Called with both locks held. */
 static void waiter_enqueue(struct rapt_core_evd *evd, struct evd_waiter *w)
 {
 	w->prev = evd->wlast;
@@ -714,12 +945,14 @@ static void waiter_enqueue(struct rapt_core_evd *evd, struct evd_waiter *w)
 		evd->wfirst = w;
 	evd->wlast = w;
 	evd->nwaiters++;
+	evd_update_room(evd);
 }
 
 /*
  * Sleep until @w is granted an event, cancelled, or @deadline (NULL: no
- * deadline) passes.  Called and returns with evd->lock held.  A wakeup
- * that brings none of these gives a caller-driven provider a turn.
+ * deadline) passes.  Called and returns with evd->lock held (not rlock:
+ * w->state changes only with both held).  A wakeup that brings none of
+ * these gives a caller-driven provider a turn.
  */
 static int waiter_sleep(struct rapt_core_evd *evd, struct evd_waiter *w,
 			const struct timespec *deadline)
@@ -743,7 +976,7 @@ static int waiter_sleep(struct rapt_core_evd *evd, struct evd_waiter *w,
 	return w->state == EVD_W_GRANTED ? 0 : RAPT_ECANCELED;
 }
 
-/* Block for an event; called and returns with evd->lock held. */
+/* Block for an event; called and returns with both locks held. */
 static int evd_block(struct rapt_core_evd *evd, int64_t timeout_us,
 		     uint32_t threshold, struct rapt_event *event,
 		     uint32_t *nmore)
@@ -756,11 +989,15 @@ static int evd_block(struct rapt_core_evd *evd, int64_t timeout_us,
 		deadline_after(&deadline, timeout_us);
 	waiter_init(&w, threshold, event);
 	waiter_enqueue(evd, &w);
+	evd_runlock(evd);
 	ret = waiter_sleep(evd, &w,
 			   timeout_us == RAPT_TIMEOUT_INFINITE ? NULL
 							       : &deadline);
-	if (w.state == EVD_W_WAITING)
+	evd_rlock(evd);
+	if (w.state == EVD_W_WAITING) {
 		waiter_unlink(evd, &w);
+		evd_update_room(evd);
+	}
 	if (--evd->nwaiters == 0 && evd->freeing)
 		pthread_cond_signal(&evd->gone);
 	pthread_cond_destroy(&w.cond);
@@ -809,25 +1046,25 @@ RAPT_API int rapt_evd_wait(struct rapt_evd *handle, int64_t timeout_us,
 	uint32_t more = 0;
 	int ret;
 
-	ret = evd_resolve(handle, &evd);
-	if (ret)
-		return ret;
+	evd = evd_fast(handle);
+	if (rapt_unlikely(!evd))
+		return evd_bad(handle);
 	ret = evd_wait_check(evd, timeout_us, threshold, event);
 	if (ret)
 		return ret;
 	evd_progress(evd);
-	pthread_mutex_lock(&evd->lock);
+	evd_lock_all(evd);
 	if (rapt_unlikely(evd->freeing)) {
 		ret = RAPT_ECANCELED;
-	} else if (evd->count >= threshold) {
+	} else if (evd_count(evd) >= threshold) {
 		ring_take(evd, event);
-		more = evd->count;
+		more = evd_count(evd);
 	} else if (!timeout_us) {
 		ret = RAPT_ETIMEDOUT;
 	} else {
 		ret = evd_block(evd, timeout_us, threshold, event, &more);
 	}
-	pthread_mutex_unlock(&evd->lock);
+	evd_unlock_all(evd);
 	if (!ret && nmore)
 		*nmore = more;
 	return ret;
@@ -915,9 +1152,9 @@ RAPT_API int rapt_evd_arm(struct rapt_evd *handle)
 	struct rapt_core_evd *evd;
 	int ret;
 
-	ret = evd_resolve(handle, &evd);
-	if (ret)
-		return ret;
+	evd = evd_fast(handle);
+	if (rapt_unlikely(!evd))
+		return evd_bad(handle);
 	ret = evd_fd_check(evd, "rapt_evd_arm");
 	if (ret)
 		return ret;
@@ -927,12 +1164,15 @@ RAPT_API int rapt_evd_arm(struct rapt_evd *handle)
 	if (ret)
 		goto out;
 	evd_drain_fd(evd);
-	if (evd->count) {
+	evd_rlock(evd);
+	if (evd_count(evd)) {
 		evd->armed = false;
 		ret = RAPT_EAGAIN;
 	} else {
 		evd->armed = true;
 	}
+	evd_update_room(evd);
+	evd_runlock(evd);
 out:
 	pthread_mutex_unlock(&evd->lock);
 	return ret;
@@ -957,18 +1197,17 @@ RAPT_API int rapt_evd_post_software(struct rapt_evd *handle, void *pointer)
 {
 	struct rapt_event ev = { .type = RAPT_EV_SOFTWARE };
 	struct rapt_core_evd *evd;
-	int ret;
 
-	ret = evd_resolve(handle, &evd);
-	if (ret)
-		return ret;
+	evd = evd_fast(handle);
+	if (rapt_unlikely(!evd))
+		return evd_bad(handle);
 	if (!(evd->streams & RAPT_EVD_SOFTWARE))
 		return rapt__fail(RAPT_EINVAL,
 				  "rapt_evd_post_software: the EVD has no RAPT_EVD_SOFTWARE stream");
 	ev.u.sw.pointer = pointer;
-	pthread_mutex_lock(&evd->lock);
+	evd_lock_all(evd);
 	if (ring_full(evd)) {
-		pthread_mutex_unlock(&evd->lock);
+		evd_unlock_all(evd);
 		return rapt__fail(RAPT_EOVERFLOW,
 				  "rapt_evd_post_software: the EVD is full (%u events)",
 				  evd->qlen);
@@ -1001,11 +1240,11 @@ RAPT_API int rapt_evd_query(struct rapt_evd *handle,
 	evd = to_evd(o);
 	i.qlen = evd->qlen;
 	i.streams = evd->streams;
-	pthread_mutex_lock(&evd->lock);
-	i.count = evd->count;
+	evd_lock_all(evd);
+	i.count = evd_count(evd);
 	i.waiters = evd->nwaiters;
 	i.overflows = evd->overflows;
-	pthread_mutex_unlock(&evd->lock);
+	evd_unlock_all(evd);
 	memcpy(info, &i, RAPT_MIN(info_size, sizeof(i)));
 	return 0;
 }

@@ -9,7 +9,8 @@
  * pointer that may already be freed.
  *
  * Slots live in fixed chunks that never move, so the data path resolves a
- * handle with two loads and a compare and takes no lock.
+ * handle inline (rapt__obj_fast() in rapt_int.h) with a few loads and two
+ * compares and takes no lock.
  */
 #include "config.h"
 
@@ -17,22 +18,29 @@
 
 #include "rapt_int.h"
 
-#define CHUNK_BITS 12
-#define CHUNK_SLOTS (1u << CHUNK_BITS)
-#define NCHUNKS (1u << (RAPT_HANDLE_IDX_BITS - CHUNK_BITS))
+#define CHUNK_BITS RAPT_CHUNK_BITS
+#define CHUNK_SLOTS RAPT_CHUNK_SLOTS
+#define NCHUNKS RAPT_NCHUNKS
 #define NO_SLOT UINT32_MAX
 
 _Static_assert(sizeof(void *) == sizeof(uint64_t),
 	       "handles are 64-bit values carried in pointer types");
 
-struct slot {
-	_Atomic uint64_t handle;	/* the live handle, 0 while free */
-	struct rapt_obj *_Atomic obj;
-	uint32_t gen;
-	uint32_t next_free;
-};
+/*
+ * rapt__obj_fast() (rapt_int.h) reads these without a lock.  Only the
+ * first NCHUNKS entries are used; the rest stay NULL (see rapt_int.h).
+ */
+struct rapt_slot *_Atomic rapt__chunks[RAPT_CHUNK_KEYS];
 
-static struct slot *_Atomic chunks[NCHUNKS];
+/*
+ * Slot 0 is never handed out.  Its handle, all ones, has class 0xff and
+ * index 0xffffff, so neither lookup can match it: the lean one would need
+ * class 0xff, the precise one looks at slot 0xffffff.  Its object has no
+ * class either, for good measure.
+ */
+#define SLOT0_HANDLE UINT64_MAX
+static struct rapt_obj obj_none = { .cls = RAPT_CLS_MAX };
+
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t free_head = NO_SLOT;
@@ -48,10 +56,12 @@ void rapt__ctl_unlock(void)
 	pthread_mutex_unlock(&ctl_lock);
 }
 
-static struct slot *slot_at(uint32_t idx)
+static struct rapt_slot *slot_at(uint32_t idx)
 {
-	struct slot *c = atomic_load_explicit(&chunks[idx >> CHUNK_BITS],
-					      memory_order_acquire);
+	struct rapt_slot *c;
+
+	c = atomic_load_explicit(&rapt__chunks[idx >> CHUNK_BITS],
+				 memory_order_acquire);
 
 	return c ? &c[idx & (CHUNK_SLOTS - 1)] : NULL;
 }
@@ -59,7 +69,7 @@ static struct slot *slot_at(uint32_t idx)
 /* Called with table_lock held. */
 static int slot_alloc(uint32_t *idx)
 {
-	struct slot *c;
+	struct rapt_slot *c;
 
 	if (free_head != NO_SLOT) {
 		*idx = free_head;
@@ -72,7 +82,13 @@ static int slot_alloc(uint32_t *idx)
 		c = calloc(CHUNK_SLOTS, sizeof(*c));
 		if (!c)
 			return RAPT_ENOMEM;
-		atomic_store_explicit(&chunks[nslots >> CHUNK_BITS], c,
+		if (!nslots) {
+			/* Slot 0 is never handed out (see above). */
+			atomic_init(&c[0].handle, SLOT0_HANDLE);
+			atomic_init(&c[0].obj, &obj_none);
+			nslots = 1;
+		}
+		atomic_store_explicit(&rapt__chunks[nslots >> CHUNK_BITS], c,
 				      memory_order_release);
 	}
 	*idx = nslots++;
@@ -82,7 +98,7 @@ static int slot_alloc(uint32_t *idx)
 int rapt__obj_register(struct rapt_obj *o, uint32_t cls,
 		       struct rapt_obj *parent, struct rapt_core_ia *ia)
 {
-	struct slot *s;
+	struct rapt_slot *s;
 	uint32_t idx;
 	int ret;
 
@@ -112,12 +128,12 @@ int rapt__obj_register(struct rapt_obj *o, uint32_t cls,
 void rapt__obj_unregister(struct rapt_obj *o)
 {
 	uint32_t idx = (uint32_t)(o->handle & RAPT_HANDLE_IDX_MASK);
-	struct slot *s;
+	struct rapt_slot *s;
 
 	pthread_mutex_lock(&table_lock);
 	s = slot_at(idx);
+	/* s->obj stays: a racing lean lookup must find an object. */
 	atomic_store_explicit(&s->handle, 0, memory_order_release);
-	atomic_store_explicit(&s->obj, NULL, memory_order_relaxed);
 	s->next_free = free_head;
 	free_head = idx;
 	pthread_mutex_unlock(&table_lock);
@@ -140,7 +156,7 @@ static const char *cls_name(uint32_t cls)
 /* Resolve @h to its slot's live object, or NULL. */
 static struct rapt_obj *resolve(uint64_t h, uint64_t *live)
 {
-	struct slot *s;
+	struct rapt_slot *s;
 
 	*live = 0;
 	if (!h)
@@ -191,15 +207,6 @@ int rapt__obj_lookup(const void *handle, uint32_t cls, struct rapt_obj **o)
 				  cls_name(obj->cls), cls_name(cls));
 	*o = obj;
 	return 0;
-}
-
-struct rapt_obj *rapt__obj_fast(const void *handle, uint32_t cls)
-{
-	uint64_t h = (uint64_t)(uintptr_t)handle, live;
-
-	if (rapt_unlikely(RAPT_HANDLE_CLS(h) != cls))
-		return NULL;
-	return resolve(h, &live);
 }
 
 RAPT_API int rapt_context_set(void *handle, void *context)

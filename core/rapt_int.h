@@ -90,8 +90,66 @@ void rapt__obj_unregister(struct rapt_obj *o);
 int rapt__obj_lookup(const void *handle, uint32_t cls, struct rapt_obj **o);
 /* Resolve a handle of any class. */
 int rapt__obj_lookup_any(const void *handle, struct rapt_obj **o);
-/* The lean data-path lookup: NULL if stale or of the wrong class. */
-struct rapt_obj *rapt__obj_fast(const void *handle, uint32_t cls);
+
+/*
+ * The handle table (handle.c), here only so that the data path can
+ * resolve a handle inline.  Slots live in chunks that never move.  A
+ * slot's @obj is set before its @handle is published and is not cleared
+ * when the slot is freed, so a matching handle always yields an object.
+ * Slot 0 is never handed out (it holds a handle no lookup can match).
+ */
+struct rapt_slot {
+	_Atomic uint64_t handle;	/* the live handle, 0 while free */
+	struct rapt_obj *_Atomic obj;
+	uint32_t gen;
+	uint32_t next_free;
+	uint64_t pad;		/* 32 bytes: the lookup indexes by a shift */
+};
+
+#define RAPT_CHUNK_BITS 16
+#define RAPT_CHUNK_SLOTS (1u << RAPT_CHUNK_BITS)
+#define RAPT_NCHUNKS (1u << (RAPT_HANDLE_IDX_BITS - RAPT_CHUNK_BITS))
+
+/*
+ * The chunk table is indexed by bits 16-31 of a handle: its chunk number,
+ * and its class bits XOR the class the caller expects.  Only the first
+ * RAPT_NCHUNKS entries are ever set, so a handle of another class lands
+ * on NULL and the class needs no test of its own.
+ */
+#define RAPT_CHUNK_KEYS (1u << (32 - RAPT_CHUNK_BITS))
+_Static_assert(RAPT_HANDLE_IDX_BITS + 8 == 32,
+	       "the class must be the top byte of a handle's low 32 bits");
+
+extern struct rapt_slot *_Atomic rapt__chunks[RAPT_CHUNK_KEYS];
+
+/*
+ * The lean data-path lookup: NULL if stale or of the wrong class (the
+ * caller then names the error with rapt__obj_lookup()).  One load of the
+ * chunk, one compare of the whole handle.
+ */
+static inline struct rapt_obj *rapt__obj_fast(const void *handle,
+					      uint32_t cls)
+{
+	uint64_t h = (uint64_t)(uintptr_t)handle;
+	uint64_t key = ((h >> RAPT_CHUNK_BITS) & (RAPT_CHUNK_KEYS - 1)) ^
+		       ((uint64_t)cls << (RAPT_HANDLE_IDX_BITS -
+					  RAPT_CHUNK_BITS));
+	struct rapt_slot *s;
+	struct rapt_obj *o;
+
+	s = atomic_load_explicit(&rapt__chunks[key], memory_order_acquire);
+	if (rapt_unlikely(!s))
+		return NULL;
+	s += (uint32_t)h & (RAPT_CHUNK_SLOTS - 1);
+	if (rapt_unlikely(atomic_load_explicit(&s->handle,
+					       memory_order_acquire) != h))
+		return NULL;
+	o = atomic_load_explicit(&s->obj, memory_order_relaxed);
+	/* Set before the handle was published, never cleared (handle.c). */
+	if (!o)
+		__builtin_unreachable();
+	return o;
+}
 
 static inline void *rapt__obj_handle(const struct rapt_obj *o)
 {
@@ -209,6 +267,9 @@ int rapt__pdata_prepare(const void *data, size_t len, uint16_t raw_max,
 struct rapt_core_ep {
 	struct rapt_obj obj;		/* must stay first */
 	_Atomic uint32_t state;		/* enum rapt_ep_state */
+	/* Set at creation, read by every post (dto.c), next to state. */
+	uint32_t post_slow;		/* ~post_flags | RAPT_POST_INLINE */
+	const struct rapt_prov_ops *ops;	/* obj.ia->ops */
 	pthread_mutex_t lock;		/* guards the rest */
 	struct rapt_ep_attr attr;
 	struct rapt_core_evd *recv_evd;
