@@ -31,7 +31,9 @@
  * consumer that polls an EVD (rapt_evd_dequeue/wait call evd_progress)
  * also runs the receive path of that EVD's EPs itself, with a trylock, so
  * a busy-polling consumer does not wait for a thread wakeup; a post runs
- * the transmit path in the caller's thread.
+ * the transmit path in the caller's thread.  While a consumer busy-polls
+ * an EVD, its EPs are parked: the engine stops watching their EPOLLIN
+ * until the polling stops (docs/tcp-provider.md, section 2).
  */
 #ifndef RAPT_PROVIDERS_TCP_TCP_H
 #define RAPT_PROVIDERS_TCP_TCP_H
@@ -150,10 +152,10 @@ struct tcp_evd {
 	struct tcp_ep **eps;		/* EPs whose completions land here */
 	uint32_t neps, cap;
 	uint32_t cursor;		/* evd_progress round robin */
-	/* Spin detection (tcp_prov.c), under the lock: */
-	uint64_t poll_last_ns;		/* last evd_progress call */
+	/* Spin detection (tcp_prov.c), written under the lock: */
 	uint32_t poll_streak;		/* calls in a row close together */
 	/* Read by the engine without the lock: */
+	_Atomic uint64_t poll_last_ns;	/* last evd_progress call */
 	_Atomic uint64_t spin_until_ns;	/* a consumer spins on it till then */
 	_Atomic uint32_t nattached;	/* neps */
 };

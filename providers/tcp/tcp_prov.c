@@ -10,6 +10,7 @@
 
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,19 @@
 #define TCP_MAX_LMR		(1ull << 46)
 /* EPs evd_progress looks at per call; the engine serves the others. */
 #define TCP_EVD_PROGRESS_EPS	8
+/*
+ * Spin detection: a consumer that calls evd_progress TCP_SPIN_STREAK times
+ * in a row, each within TCP_SPIN_GAP_NS of the last, busy-polls the EVD
+ * (a blocking waiter calls it once or twice per event, at most once per
+ * round trip); it counts as spinning until TCP_SPIN_HOLD_NS after its last
+ * call.  Meanwhile the engine leaves the EVD's sockets to it (tcp_cm.c).
+ */
+#define TCP_SPIN_GAP_NS		5000ull
+#define TCP_SPIN_STREAK		8
+#define TCP_SPIN_HOLD_NS	1000000ull
+/* ... and no longer once it has not called evd_progress for this long
+ * (it blocks, or works elsewhere): the engine takes the EPs back. */
+#define TCP_SPIN_IDLE_NS	100000ull
 
 #define TCP_CAPS (RAPT_CAP_RDMA_WRITE | RAPT_CAP_RDMA_READ |		\
 		  RAPT_CAP_INLINE | RAPT_CAP_SOLICITED |		\
@@ -296,6 +310,8 @@ int tcp_evd_attach(struct tcp_evd *evd, struct tcp_ep *ep)
 		evd->cap = cap;
 	}
 	evd->eps[evd->neps++] = ep;
+	atomic_store_explicit(&evd->nattached, evd->neps,
+			      memory_order_relaxed);
 out:
 	pthread_mutex_unlock(&evd->lock);
 	return ret;
@@ -317,6 +333,8 @@ void tcp_evd_detach(struct tcp_evd *evd, struct tcp_ep *ep)
 	for (i = 0; i < evd->neps; i++) {
 		if (evd->eps[i] == ep) {
 			evd->eps[i] = evd->eps[--evd->neps];
+			atomic_store_explicit(&evd->nattached, evd->neps,
+					      memory_order_relaxed);
 			break;
 		}
 	}
@@ -329,21 +347,69 @@ static bool ep_moves_data(const struct tcp_ep *ep)
 	       ep->state == TCP_EP_CLOSING;
 }
 
+/**
+ * tcp_evd_spinning - whether a consumer busy-polls @evd
+ * @evd: the EVD, or NULL
+ * @now: tcp_now_ns()
+ *
+ * True when its last calls to evd_progress were a busy-poll loop, recent,
+ * and the EVD has no more EPs than one evd_progress call looks at, so that
+ * every EP attached to it is progressed by that consumer.
+ */
+bool tcp_evd_spinning(struct tcp_evd *evd, uint64_t now)
+{
+	if (!evd)
+		return false;
+	return atomic_load_explicit(&evd->nattached, memory_order_relaxed) <=
+	       TCP_EVD_PROGRESS_EPS &&
+	       atomic_load_explicit(&evd->spin_until_ns,
+				    memory_order_relaxed) > now &&
+	       now - atomic_load_explicit(&evd->poll_last_ns,
+					  memory_order_relaxed) <
+	       TCP_SPIN_IDLE_NS;
+}
+
+/* With evd->lock: account one evd_progress call; true when it is part of
+ * a busy-poll loop and the EVD's EPs may be parked. */
+static bool evd_note_poll(struct tcp_evd *evd)
+{
+	uint64_t now = tcp_now_ns();
+	bool spin = false;
+
+	if (now - atomic_load_explicit(&evd->poll_last_ns,
+				       memory_order_relaxed) < TCP_SPIN_GAP_NS) {
+		if (evd->poll_streak < TCP_SPIN_STREAK) {
+			evd->poll_streak++;
+		} else {
+			atomic_store_explicit(&evd->spin_until_ns,
+					      now + TCP_SPIN_HOLD_NS,
+					      memory_order_relaxed);
+			spin = evd->neps <= TCP_EVD_PROGRESS_EPS;
+		}
+	} else {
+		evd->poll_streak = 0;
+	}
+	atomic_store_explicit(&evd->poll_last_ns, now, memory_order_relaxed);
+	return spin;
+}
+
 /*
  * The consumer is about to look at the EVD: run the receive path of a few
- * of its EPs here, so a polling consumer does not wait for the engine
- * thread to wake up.  trylock: an EP busy elsewhere is being progressed
- * already.
+ * of its EPs here (and the active side of their handshake), so a polling
+ * consumer does not wait for the engine thread to wake up.  trylock: an EP
+ * busy elsewhere is being progressed already.
  */
 static int tcp_evd_progress(void *pevd)
 {
 	struct tcp_evd *evd = pevd;
 	struct tcp_ep *ep;
-	uint32_t i, n;
+	uint32_t i, n, own = 0;
+	bool spin;
 
 	if (!evd)
 		return 0;
 	pthread_mutex_lock(&evd->lock);
+	spin = evd_note_poll(evd);
 	n = evd->neps < TCP_EVD_PROGRESS_EPS ? evd->neps :
 	    TCP_EVD_PROGRESS_EPS;
 	for (i = 0; i < n; i++) {
@@ -352,11 +418,22 @@ static int tcp_evd_progress(void *pevd)
 		ep = evd->eps[evd->cursor++];
 		if (pthread_mutex_trylock(&ep->lock))
 			continue;
-		if (ep_moves_data(ep))
+		if (ep_moves_data(ep)) {
+			if (spin && !ep->parked)
+				tcp_cm_park(ep);
 			tcp_rx_progress(ep);
+			own++;
+		} else if (tcp_ep_handshaking(ep)) {
+			tcp_cm_progress(ep);
+		}
 		pthread_mutex_unlock(&ep->lock);
 	}
 	pthread_mutex_unlock(&evd->lock);
+	/* Spinning on no data path (a CR, a handshake, both of which need
+	 * the engine or the peer's): let them have this CPU now rather than
+	 * after a time slice. */
+	if (spin && !own)
+		sched_yield();
 	return 0;
 }
 
