@@ -105,6 +105,9 @@ tcp_twohost()
 		ip netns del "$ns_s" 2>/dev/null
 		return 0
 	fi
+	# Never leave the namespaces behind, even when make check is killed.
+	trap 'ip netns del "$ns_s" 2>/dev/null; ip netns del "$ns_c" 2>/dev/null' EXIT
+	trap 'exit 1' INT TERM HUP
 	ip link add rcs0 netns "$ns_s" type veth peer name rcc0 netns "$ns_c" &&
 	ip -n "$ns_s" addr add 10.213.0.1/24 dev rcs0 &&
 	ip -n "$ns_c" addr add 10.213.0.2/24 dev rcc0 &&
