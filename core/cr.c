@@ -31,7 +31,9 @@ static struct rapt_core_cr *cr_alloc(struct rapt_core_psp *psp, void *pcr,
 	cr->counted = true;
 	pthread_mutex_init(&cr->lock, NULL);
 	cr->info.psp = rapt__obj_handle(&psp->obj);
+	pthread_mutex_lock(&psp->lock);
 	cr->info.service_id = psp->info.service_id;
+	pthread_mutex_unlock(&psp->lock);
 	cr->info.flags = v->foreign ? RAPT_CRI_FOREIGN_PEER : 0;
 	cr->info.pdata_len = (uint32_t)RAPT_MIN(v->len, (size_t)RAPT_PDATA_MAX);
 	if (cr->info.pdata_len)
@@ -99,7 +101,7 @@ static int cr_deliver(struct rapt_core_psp *psp, struct rapt_core_cr *cr)
 		return ret;
 	ev.u.cr.psp = rapt__obj_handle(&psp->obj);
 	ev.u.cr.cr = rapt__obj_handle(&cr->obj);
-	ev.u.cr.service_id = psp->info.service_id;
+	ev.u.cr.service_id = cr->info.service_id;
 	ret = rapt_prov_evd_push(psp->cr_evd, &ev);
 	if (ret)
 		cr_destroy(cr);

@@ -99,6 +99,10 @@ RAPT_API int rapt_psp_create(struct rapt_ia *ia_handle, uint64_t sid,
 		goto out;
 	}
 	psp->cr_evd = (struct rapt_core_evd *)evd;
+	/* The provider may raise CRs before psp_create returns: they read
+	 * the service id under the lock (for "any", nobody can know the
+	 * port before we return it, so no CR can name it yet). */
+	psp->info.service_id = sid;
 	/* Registered first: the provider may raise CRs before it returns. */
 	ret = rapt__obj_register(&psp->obj, RAPT_CLS_PSP, ia, ia->ia);
 	if (ret)
@@ -112,7 +116,9 @@ RAPT_API int rapt_psp_create(struct rapt_ia *ia_handle, uint64_t sid,
 			   (unsigned long long)sid, rapt_strerror(ret));
 		goto err_unregister;
 	}
+	pthread_mutex_lock(&psp->lock);
 	psp->info.service_id = bound;
+	pthread_mutex_unlock(&psp->lock);
 	*out = rapt__obj_handle(&psp->obj);
 	goto out;
 

@@ -309,6 +309,8 @@ struct tcp_ep {
 	bool parked;			/* tcp_cm.c: EPOLLIN off while a
 					 * consumer spins on an EVD of ours */
 	struct tcp_timer park;		/* tcp_cm.c: re-checks a parked EP */
+	struct tcp_cap *cap;		/* tcp_capture.c: NULL unless
+					 * RAPT_TCP_CAPTURE is set */
 };
 
 /* tcp_cm.c: ops */
@@ -460,5 +462,34 @@ int tcp_tx_rresp_queue(struct tcp_ep *ep, const struct tcp_rreq *r);
  * read) with @status for the flush. */
 void tcp_tx_blame(struct tcp_ep *ep, const struct tcp_term *t,
 		  uint32_t status);
+
+/* ------------------------------------------------------------------ */
+/* Capture (tcp_capture.c): RAPT_TCP_CAPTURE=<dir>, docs/tcp-provider.md */
+/* ------------------------------------------------------------------ */
+
+struct tcp_cap;
+
+/* NULL when capture is off (the usual case) or the file cannot be made. */
+struct tcp_cap *tcp_cap_open(int sock);
+void tcp_cap_close(struct tcp_cap *cap);
+void tcp_cap_log(struct tcp_cap *cap, bool tx, const void *buf, size_t len);
+void tcp_cap_logv(struct tcp_cap *cap, bool tx, const struct iovec *iov,
+		  size_t iovcnt, size_t len);
+
+/* Call sites: one predictable branch when capture is off. */
+static inline void tcp_cap_io(struct tcp_cap *cap, bool tx, const void *buf,
+			      ssize_t n)
+{
+	if (__builtin_expect(cap != NULL, 0) && n > 0)
+		tcp_cap_log(cap, tx, buf, (size_t)n);
+}
+
+static inline void tcp_cap_iov(struct tcp_cap *cap, bool tx,
+			       const struct iovec *iov, size_t iovcnt,
+			       ssize_t n)
+{
+	if (__builtin_expect(cap != NULL, 0) && n > 0)
+		tcp_cap_logv(cap, tx, iov, iovcnt, (size_t)n);
+}
 
 #endif /* RAPT_PROVIDERS_TCP_TCP_H */

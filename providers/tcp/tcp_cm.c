@@ -87,6 +87,7 @@ struct tcp_cr {
 	bool crc;
 	uint8_t rtr;
 	uint16_t ird, ord;
+	struct tcp_cap *cap;		/* RAPT_TCP_CAPTURE, or NULL */
 };
 
 struct tcp_psp {
@@ -243,7 +244,8 @@ static void sock_abort(int fd)
 }
 
 /* Send a small frame now or not at all (replies to requests we drop). */
-static void sock_send_frame(int fd, const uint8_t *buf, int len)
+static void sock_send_frame(int fd, struct tcp_cap *cap, const uint8_t *buf,
+			    int len)
 {
 	ssize_t n;
 
@@ -252,6 +254,7 @@ static void sock_send_frame(int fd, const uint8_t *buf, int len)
 	do {
 		n = send(fd, buf, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT);
 	} while (n < 0 && errno == EINTR);
+	tcp_cap_io(cap, true, buf, n);
 }
 
 /* Throw away what the peer sent, so that close() sends a FIN (unread
@@ -381,13 +384,14 @@ static int cm_peek_frame(int fd, uint8_t *buf, int type,
 }
 
 /* Take the @len bytes cm_peek_frame() saw. */
-static int cm_take_frame(int fd, uint8_t *buf, int len)
+static int cm_take_frame(int fd, struct tcp_cap *cap, uint8_t *buf, int len)
 {
 	ssize_t n;
 
 	do {
 		n = recv(fd, buf, (size_t)len, MSG_DONTWAIT);
 	} while (n < 0 && errno == EINTR);
+	tcp_cap_io(cap, false, buf, n);
 	return n == len ? 0 : RAPT_EPROTO;
 }
 
@@ -400,6 +404,7 @@ static int cm_send_hs(struct tcp_ep *ep)
 	while (cm->hs && cm->hs_off < cm->hs_len) {
 		n = send(ep->io.fd, cm->hs + cm->hs_off,
 			 cm->hs_len - cm->hs_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		tcp_cap_io(ep->cap, true, cm->hs + cm->hs_off, n);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -418,7 +423,8 @@ static int cm_send_hs(struct tcp_ep *ep)
  * An MPA-level error before full operation: a Terminate (layer LLP), as
  * siw sends for a bad reply, then the caller closes.  Best effort.
  */
-static void cm_terminate(int fd, uint8_t ecode, bool crc)
+static void cm_terminate(int fd, struct tcp_cap *cap, uint8_t ecode,
+			 bool crc)
 {
 	struct tcp_ddp_hdr h = {
 		.opcode = TCP_RDMAP_TERMINATE,
@@ -428,8 +434,8 @@ static void cm_terminate(int fd, uint8_t ecode, bool crc)
 	};
 	uint8_t buf[64];
 
-	sock_send_frame(fd, buf, tcp_fpdu_build(&h, NULL, 0, crc, buf,
-						sizeof(buf)));
+	sock_send_frame(fd, cap, buf, tcp_fpdu_build(&h, NULL, 0, crc, buf,
+						     sizeof(buf)));
 }
 
 /* ------------------------------------------------------------------ */
@@ -478,6 +484,8 @@ static void cm_close(struct tcp_ep *ep, bool abort)
 	ep->parked = false;
 	free(ep->cm->hs);
 	ep->cm->hs = NULL;
+	tcp_cap_close(ep->cap);
+	ep->cap = NULL;
 	if (ep->io.fd < 0)
 		return;
 	tcp_engine_del(ep->ia->eng, &ep->io);
@@ -642,7 +650,7 @@ static void cm_bad_reply(struct tcp_ep *ep, int err, uint8_t ecode)
 {
 	tcp_dbg("bad MPA reply: %s", wire_err(err) ? tcp_wire_strerror(err) :
 		rapt_strerror(err));
-	cm_terminate(ep->io.fd, ecode, ep->crc);
+	cm_terminate(ep->io.fd, ep->cap, ecode, ep->crc);
 	sock_drain(ep->io.fd);
 	cm_end(ep, false, RAPT_EV_NON_PEER_REJECTED, RAPT_REJECT_PROTOCOL,
 	       wire_err(err) ? tcp_wire_err_to_rapt(err) : err, NULL, 0);
@@ -738,7 +746,7 @@ static void cm_read_reply(struct tcp_ep *ep, uint32_t events, int send_err)
 	if (n > 0 && f.type != TCP_MPA_REPLY)
 		n = TCP_WIRE_EKEY;
 	if (n > 0) {
-		if (cm_take_frame(ep->io.fd, buf, n))
+		if (cm_take_frame(ep->io.fd, ep->cap, buf, n))
 			cm_bad_reply(ep, RAPT_EPROTO,
 				     TCP_TERM_LLP_LOCAL_CATASTROPHIC);
 		else
@@ -777,6 +785,7 @@ static void cm_connected(struct tcp_ep *ep, uint32_t events)
 		return;
 	}
 	ep->max_ulpdu = cm_max_ulpdu(ep->io.fd);
+	ep->cap = tcp_cap_open(ep->io.fd);
 	ep->state = TCP_EP_MPA_REQ_SENT;
 	ret = tcp_engine_mod(ep->ia->eng, &ep->io,
 			     EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET);
@@ -1071,6 +1080,7 @@ static struct tcp_ep *ep_alloc(struct tcp_ia *ia, struct rapt_core_ep *cep,
 static void ep_release(struct tcp_ep *ep)
 {
 	pthread_mutex_destroy(&ep->lock);
+	tcp_cap_close(ep->cap);
 	free(ep->cm->hs);
 	free(ep->cm);
 	free(ep);
@@ -1316,6 +1326,7 @@ static void cr_close_free(struct tcp_cr *cr)
 
 	tcp_timer_cancel(psp->ia->eng, &cr->timer);
 	cr_table_del(cr);
+	tcp_cap_close(cr->cap);
 	if (cr->io.fd >= 0) {
 		tcp_engine_del(psp->ia->eng, &cr->io);
 		close(cr->io.fd);
@@ -1337,8 +1348,8 @@ static void cr_drop(struct tcp_cr *cr, int outcome)
 }
 
 /* Send a reject reply in the request's own revision, then our FIN. */
-static void cr_send_reject(int fd, uint8_t rev, bool enhanced,
-			   const void *pdata, size_t len)
+static void cr_send_reject(int fd, struct tcp_cap *cap, uint8_t rev,
+			   bool enhanced, const void *pdata, size_t len)
 {
 	struct tcp_mpa_frame f = {
 		.type = TCP_MPA_REPLY,
@@ -1350,17 +1361,18 @@ static void cr_send_reject(int fd, uint8_t rev, bool enhanced,
 	};
 	uint8_t buf[CM_FRAME_MAX];
 
-	sock_send_frame(fd, buf, tcp_mpa_build(&f, buf, sizeof(buf)));
+	sock_send_frame(fd, cap, buf, tcp_mpa_build(&f, buf, sizeof(buf)));
 	shutdown(fd, SHUT_WR);
 }
 
 /* Refuse with one of rapt's own markers (BUSY, PROTOCOL, ...). */
-static void cr_send_marker(int fd, uint8_t rev, bool enhanced, uint32_t kind)
+static void cr_send_marker(int fd, struct tcp_cap *cap, uint8_t rev,
+			   bool enhanced, uint32_t kind)
 {
 	uint8_t pd[RAPT_PDATA_HEADER_LEN];
 	size_t len = rapt_prov_pdata_frame(kind, NULL, 0, pd);
 
-	cr_send_reject(fd, rev, enhanced, pd, len);
+	cr_send_reject(fd, cap, rev, enhanced, pd, len);
 }
 
 /* A request that looked like MPA but was not one we take (M=1, rev 3,
@@ -1379,7 +1391,7 @@ static void cr_bad_request(struct tcp_cr *cr, int err, const uint8_t *buf)
 			rev = TCP_MPA_REV2;
 		enh = rev == TCP_MPA_REV2 &&
 		      (buf[TCP_MPA_KEY_LEN] & TCP_MPA_FLAG_E);
-		cr_send_marker(cr->io.fd, rev, enh,
+		cr_send_marker(cr->io.fd, cr->cap, rev, enh,
 			       err == TCP_WIRE_EREV ? RAPT_PDATA_VERSION :
 						      RAPT_PDATA_PROTOCOL);
 	}
@@ -1430,7 +1442,8 @@ static void cr_arrived(struct tcp_cr *cr, const struct tcp_mpa_frame *f)
 				  &cr->ccr, &v);
 	if (ret) {
 		if (ret == RAPT_EBUSY || ret == RAPT_EVERSION)
-			cr_send_reject(cr->io.fd, cr->rev, cr->enhanced,
+			cr_send_reject(cr->io.fd, cr->cap, cr->rev,
+				       cr->enhanced,
 				       v.pdata, v.pdata_len);
 		cr_close_free(cr);
 		return;
@@ -1456,7 +1469,7 @@ static void cr_io(struct tcp_io *io, uint32_t events)
 	n = cm_peek_frame(cr->io.fd, buf, TCP_MPA_REQUEST, &f);
 	if (n > 0 && f.type != TCP_MPA_REQUEST)
 		n = TCP_WIRE_EKEY;
-	if (n > 0 && cm_take_frame(cr->io.fd, buf, n))
+	if (n > 0 && cm_take_frame(cr->io.fd, cr->cap, buf, n))
 		n = RAPT_EPROTO;
 	if (n > 0)
 		cr_arrived(cr, &f);
@@ -1486,7 +1499,7 @@ static void cr_timeout(struct tcp_timer *t)
  */
 static void psp_refuse(int fd)
 {
-	cr_send_marker(fd, TCP_MPA_REV2, true, RAPT_PDATA_BUSY);
+	cr_send_marker(fd, NULL, TCP_MPA_REV2, true, RAPT_PDATA_BUSY);
 	close(fd);
 }
 
@@ -1504,6 +1517,7 @@ static void psp_new_request(struct tcp_psp *psp, int fd)
 	sock_nodelay(fd);
 	cr->io.fd = fd;
 	cr->io.handler = cr_io;
+	cr->cap = tcp_cap_open(fd);
 	cr->psp = psp;
 	tcp_timer_init(&cr->timer, cr_timeout);
 	if (tcp_engine_add(psp->ia->eng, &cr->io,
@@ -1518,6 +1532,7 @@ static void psp_new_request(struct tcp_psp *psp, int fd)
 	return;
 
 err_free:
+	tcp_cap_close(cr->cap);
 	free(cr);
 err:
 	rapt_prov_psp_hs_end(psp->cpsp, RAPT_HS_FAILED);
@@ -1778,6 +1793,8 @@ static int cm_accept_locked(struct tcp_ep *ep, struct tcp_cr *cr,
 	if (ret)
 		return ret;
 	cr->io.fd = -1;		/* the EP's now */
+	ep->cap = cr->cap;	/* and so is its capture */
+	cr->cap = NULL;
 	cr_close_free(cr);
 	ep->active = false;
 	ep->max_ulpdu = cm_max_ulpdu(ep->io.fd);
@@ -1847,7 +1864,7 @@ static void cr_reject_run(void *arg)
 		d->ret = RAPT_ENOTCONN;
 		return;
 	}
-	cr_send_reject(cr->io.fd, cr->rev, cr->enhanced, d->pdata,
+	cr_send_reject(cr->io.fd, cr->cap, cr->rev, cr->enhanced, d->pdata,
 		       d->pdata_len);
 	cr_close_free(cr);
 	d->ret = 0;

@@ -263,6 +263,7 @@ static int rx_fill(struct tcp_ep *ep, size_t need)
 	}
 	room = RX_BUF - rx->end;
 	n = recv(ep->io.fd, rx->buf + rx->end, room, MSG_DONTWAIT);
+	tcp_cap_io(ep->cap, false, rx->buf + rx->end, n);
 	if (n > 0) {
 		rx->end += (uint32_t)n;
 		if ((size_t)n < room)
@@ -586,6 +587,7 @@ static int rx_place_direct(struct tcp_ep *ep)
 	iov[niov].iov_len = RX_BUF;
 	msg.msg_iovlen = niov + 1;
 	got = recvmsg(ep->io.fd, &msg, MSG_DONTWAIT);
+	tcp_cap_iov(ep->cap, false, iov, msg.msg_iovlen, got);
 	if (got <= 0) {
 		rx_unpin(rx);
 		return rx_result(ep, got);

@@ -984,6 +984,7 @@ static int tx_write(struct tcp_ep *ep)
 		msg.msg_iov = &tx->iov[tx->iov_first];
 		msg.msg_iovlen = tx->iov_n - tx->iov_first;
 		n = sendmsg(ep->io.fd, &msg, flags);
+		tcp_cap_iov(ep->cap, true, msg.msg_iov, msg.msg_iovlen, n);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -1078,7 +1079,8 @@ bool tcp_tx_idle(struct tcp_ep *ep)
 /* ------------------------------------------------------------------ */
 
 /* Write @len bytes, waiting up to *@ms for room; false if it cannot. */
-static bool term_write(int fd, const void *buf, size_t len, int *ms)
+static bool term_write(int fd, struct tcp_cap *cap, const void *buf,
+		       size_t len, int *ms)
 {
 	const uint8_t *p = buf;
 	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
@@ -1087,6 +1089,7 @@ static bool term_write(int fd, const void *buf, size_t len, int *ms)
 
 	while (len) {
 		n = send(fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		tcp_cap_io(cap, true, p, n);
 		if (n > 0) {
 			p += n;
 			len -= (size_t)n;
@@ -1142,11 +1145,11 @@ void tcp_tx_terminate(struct tcp_ep *ep, const struct tcp_term *t)
 	h.term = *t;
 	n = tcp_fpdu_build(&h, NULL, 0, ep->crc, buf, sizeof(buf));
 	for (i = tx->iov_first; tx->pending && i < tx->iov_n; i++)
-		if (!term_write(ep->io.fd, tx->iov[i].iov_base,
+		if (!term_write(ep->io.fd, ep->cap, tx->iov[i].iov_base,
 				tx->iov[i].iov_len, &ms))
 			break;
 	if (n > 0 && (!tx->pending || i == tx->iov_n))
-		term_write(ep->io.fd, buf, (size_t)n, &ms);
+		term_write(ep->io.fd, ep->cap, buf, (size_t)n, &ms);
 	tx->pending = false;
 	while (recv(ep->io.fd, NULL, 1 << 20, MSG_DONTWAIT | MSG_TRUNC) > 0)
 		;
