@@ -18,6 +18,10 @@
 
 #include <CUnit/Basic.h>
 
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <rapt/rapt.h>
 
 #define EV_US	5000000		/* generous: the machine is shared */
@@ -701,6 +705,149 @@ static int run_flush(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Adaptive progress ("parking", docs/tcp-provider.md section 2): connect
+ * by spinning on both sides (the active handshake runs in the polling
+ * thread), ping-pong while spinning so the passive EP gets parked, then
+ * block at once while data arrives before (mode 0) or during (mode 1) the
+ * wait: it must still be delivered, promptly.                          */
+/* ------------------------------------------------------------------ */
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Spin (dequeue) on both sides until the connection is up. */
+static int spin_connect(struct conn *c)
+{
+	struct rapt_psp_info pi;
+	struct rapt_event ev;
+	int est = 0;
+	double end = now_ms() + 5000;
+
+	memset(c, 0, sizeof(*c));
+	if (side_open(&c->a, 4096, RAPT_MEM_LOCAL_WRITE) ||
+	    side_open(&c->p, 4096, RAPT_MEM_LOCAL_WRITE))
+		return -1;
+	TOK(rapt_psp_create(c->p.ia, RAPT_SERVICE_ID_ANY, c->p.evd, NULL,
+			    &c->psp));
+	TOK(rapt_psp_query(c->psp, &pi, sizeof(pi)));
+	TOK(rapt_ep_create(c->a.pz, c->a.evd, c->a.evd, c->a.evd, NULL,
+			   &c->a.ep));
+	TOK(rapt_ep_create(c->p.pz, c->p.evd, c->p.evd, c->p.evd, NULL,
+			   &c->p.ep));
+	TOK(rapt_ep_connect(c->a.ep, lo_addr(), pi.service_id, NULL, 0,
+			    EV_US));
+	while (est < 2) {
+		T(now_ms() < end);
+		if (!rapt_evd_dequeue(c->p.evd, &ev)) {
+			if (ev.type == RAPT_EV_CR_ARRIVAL)
+				TOK(rapt_cr_accept(ev.u.cr.cr, c->p.ep, NULL, 0));
+			else if (ev.type == RAPT_EV_ESTABLISHED)
+				est++;
+			else
+				T(0);
+		}
+		if (!rapt_evd_dequeue(c->a.evd, &ev)) {
+			T(ev.type == RAPT_EV_ESTABLISHED);
+			est++;
+		}
+	}
+	return 0;
+}
+
+struct late { struct conn *c; int us; int n; };
+
+static void *late_send(void *arg)
+{
+	struct late *l = arg;
+	struct rapt_sge g = sge(&l->c->a, 0, 8);
+	int i;
+
+	usleep(l->us);
+	for (i = 0; i < l->n; i++)
+		rapt_ep_post_send(l->c->a.ep, &g, 1, 1000 + i, 0);
+	return NULL;
+}
+
+/* Spin on @s until one DTO of @op; returns the ms it took. */
+static int spin_dto(struct side *s, uint32_t op)
+{
+	struct rapt_event ev;
+	double end = now_ms() + 5000;
+
+	for (;;) {
+		T(now_ms() < end);
+		if (!rapt_evd_dequeue(s->evd, &ev)) {
+			T(ev.type == RAPT_EV_DTO);
+			if (ev.u.dto.op == op)
+				return 0;
+		}
+	}
+}
+
+static int park_run(int mode)
+{
+	struct rapt_sge ga, gp;
+	struct rapt_event ev;
+	struct conn c;
+	struct late l;
+	pthread_t t;
+	double t0, worst = 0;
+	int i, k;
+
+	if (spin_connect(&c))
+		return -1;
+	for (k = 0; k < 50; k++) {
+		/* spin ping-pongs: the passive EP gets parked */
+		for (i = 0; i < 20; i++) {
+			ga = sge(&c.a, 0, 8);
+			gp = sge(&c.p, 0, 64);
+			TOK(rapt_ep_post_recv(c.p.ep, &gp, 1, i));
+			TOK(rapt_ep_post_send(c.a.ep, &ga, 1, i, 0));
+			if (spin_dto(&c.a, RAPT_OP_SEND) ||
+			    spin_dto(&c.p, RAPT_OP_RECV))
+				return -1;
+		}
+		/* then block at once; the data comes while blocked */
+		gp = sge(&c.p, 0, 64);
+		TOK(rapt_ep_post_recv(c.p.ep, &gp, 1, 77));
+		l.c = &c; l.us = mode ? 200 * (k % 10) : 0; l.n = 1;
+		t0 = now_ms();
+		if (mode)
+			pthread_create(&t, NULL, late_send, &l);
+		else
+			late_send(&l);
+		TOK(rapt_evd_wait(c.p.evd, EV_US, 1, &ev, NULL));
+		T(ev.type == RAPT_EV_DTO && ev.u.dto.op == RAPT_OP_RECV &&
+		  ev.u.dto.cookie == 77);
+		if (now_ms() - t0 - l.us / 1000.0 > worst)
+			worst = now_ms() - t0 - l.us / 1000.0;
+		if (mode)
+			pthread_join(t, NULL);
+		TOK(rapt_evd_wait(c.a.evd, EV_US, 1, &ev, NULL));
+		T(ev.type == RAPT_EV_DTO && ev.u.dto.op == RAPT_OP_SEND);
+	}
+	fprintf(stderr, "parking mode %d: worst spin->block delivery delay %.2f ms\n",
+		mode, worst);
+	T(worst < 50);
+	return conn_close(&c);
+}
+
+static int run_park_before(void)
+{
+	return park_run(0);
+}
+
+static int run_park_during(void)
+{
+	return park_run(1);
+}
+
+/* ------------------------------------------------------------------ */
 
 #define CASE(fn) static void cu_##fn(void) { CU_ASSERT_EQUAL(fn(), 0); }
 CASE(run_pingpong)
@@ -716,6 +863,8 @@ CASE(run_too_long)
 CASE(run_send_inv)
 CASE(run_passive_first)
 CASE(run_flush)
+CASE(run_park_before)
+CASE(run_park_during)
 
 static const struct {
 	const char *name;
@@ -735,6 +884,10 @@ static const struct {
 	{ "passive side sends right after ESTABLISHED",
 	  cu_run_passive_first },
 	{ "disconnect flushes receives in order", cu_run_flush },
+	{ "parked EP: data sent, then the consumer blocks",
+	  cu_run_park_before },
+	{ "parked EP: data arrives while the consumer blocks",
+	  cu_run_park_during },
 };
 
 int main(void)
