@@ -77,12 +77,14 @@ struct tcp_engine;
 
 /*
  * What an epoll registration calls; @events are EPOLL* bits.  Registrations
- * are level-triggered unless @events has EPOLLET.  Handlers run on the
- * engine thread, one at a time.  tcp_engine_del() never waits: a handler
- * may still be called once for an @io that was just deleted from another
- * thread, so an EP handler takes ep->lock and checks the state first.  An
- * object that embeds a tcp_io is freed only after a tcp_engine_call() made
- * from its teardown, or on the engine thread itself.
+ * are level-triggered unless @events has EPOLLET.  Handlers run one at a
+ * time, under the engine's run lock, on the engine thread or in a consumer
+ * thread that drives the engine ("the runner").  tcp_engine_del() never
+ * waits: a handler may still be called once for an @io that was just
+ * deleted from another thread, so an EP handler takes ep->lock and checks
+ * the state first.  An object that embeds a tcp_io is torn down by the
+ * runner (a handler, or a tcp_engine_call()) and its memory freed through
+ * tcp_engine_retire().
  */
 struct tcp_io {
 	int fd;
@@ -95,6 +97,14 @@ struct tcp_timer {
 	uint64_t deadline_ns;	/* CLOCK_MONOTONIC; 0 when not armed */
 	void (*fire)(struct tcp_timer *t);
 	struct tcp_timer *next, *prev;
+};
+
+/* A retired object's place in the engine's graveyard (tcp_engine_retire). */
+struct tcp_retire {
+	const struct tcp_io *io;
+	void (*fn)(void *arg);
+	void *arg;
+	struct tcp_retire *next;
 };
 
 int tcp_engine_start(struct tcp_engine **eng);
@@ -110,13 +120,19 @@ void tcp_timer_cancel(struct tcp_engine *eng, struct tcp_timer *t);
 bool tcp_timer_armed(struct tcp_engine *eng, struct tcp_timer *t);
 /* Run @fn(@arg) on the engine thread soon (from any thread). */
 int tcp_engine_defer(struct tcp_engine *eng, void (*fn)(void *), void *arg);
-/* Run @fn(@arg) on the engine thread between two batches of handlers and
- * wait for it (at once when called on the engine thread).  The caller must
- * hold no lock a handler takes (ep->lock).  Never fails. */
+/* Run @fn(@arg) as the runner, between two passes, in the caller's thread
+ * (waiting for a pass under way to end).  The caller must hold no lock a
+ * handler takes (ep->lock).  Never fails. */
 void tcp_engine_call(struct tcp_engine *eng, void (*fn)(void *), void *arg);
-/* Engine thread only: move @old's registration (same fd) to @io. */
+/* A busy-polling consumer runs a pass itself, if no one else does. */
+void tcp_engine_drive(struct tcp_engine *eng);
+/* Free an object whose @io is deleted once no collected batch names it. */
+void tcp_engine_retire(struct tcp_engine *eng, struct tcp_retire *r,
+		       const struct tcp_io *io, void (*fn)(void *), void *arg);
+/* Runner only: move @old's registration (same fd) to @io. */
 int tcp_engine_rebind(struct tcp_engine *eng, struct tcp_io *old,
 		      struct tcp_io *io, uint32_t events);
+/* Whether the caller is the runner of a pass of @eng. */
 bool tcp_engine_on_thread(struct tcp_engine *eng);
 uint64_t tcp_now_ns(void);
 
@@ -154,6 +170,7 @@ struct tcp_evd {
 	uint32_t cursor;		/* evd_progress round robin */
 	/* Spin detection (tcp_prov.c), written under the lock: */
 	uint32_t poll_streak;		/* calls in a row close together */
+	uint32_t drive_tick;		/* spinning calls that moved data */
 	/* Read by the engine without the lock: */
 	_Atomic uint64_t poll_last_ns;	/* last evd_progress call */
 	_Atomic uint64_t spin_until_ns;	/* a consumer spins on it till then */
@@ -277,6 +294,7 @@ struct tcp_tx;	/* transmit state, private to tcp_tx.c */
 
 struct tcp_ep {
 	struct tcp_io io;		/* must stay first: engine handler */
+	struct tcp_retire retire;
 	struct tcp_ia *ia;
 	struct rapt_core_ep *cep;
 	struct rapt_ep *handle;

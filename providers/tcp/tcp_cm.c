@@ -46,7 +46,7 @@
 /* The largest MPA frame we send or accept: siw's 256 bytes of pdata. */
 #define CM_FRAME_MAX		(TCP_MPA_HDR_LEN + TCP_MPA_PD_LIMIT)
 #define CM_LISTEN_BACKLOG	4096
-#define CM_ACCEPT_BATCH		64	/* per wakeup: fair to others */
+#define CM_ACCEPT_BATCH		64	/* accept4() retries (EINTR, aborts) */
 #define CM_ACCEPT_RETRY_MS	100	/* out of file descriptors */
 #define CM_RTR_WAIT_MS		10000	/* reply sent, RTR due */
 #define CM_FIN_WAIT_MS		2000	/* our FIN sent, theirs due */
@@ -58,7 +58,15 @@
 	((type *)(void *)((char *)(p) - offsetof(type, member)))
 
 /* Per-EP connection state beyond struct tcp_ep (ep->cm). */
+/* An IPv4 or IPv6 socket address, kept small (not a sockaddr_storage). */
+union cm_sa {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+};
+
 struct tcp_cm {
+	union cm_sa laddr, raddr;	/* for ESTABLISHED, without syscalls */
 	uint8_t *hs;		/* MPA frame being sent, handshake only */
 	uint16_t hs_len;
 	uint16_t hs_off;	/* bytes of it sent */
@@ -74,6 +82,7 @@ enum cr_state {
 /* A connection request: about 130 bytes, no buffer of its own. */
 struct tcp_cr {
 	struct tcp_io io;		/* must stay first */
+	struct tcp_retire retire;
 	struct tcp_timer timer;		/* handshake timeout */
 	struct tcp_psp *psp;
 	struct tcp_cr *next, *prev;	/* psp->reqs */
@@ -88,15 +97,19 @@ struct tcp_cr {
 	uint8_t rtr;
 	uint16_t ird, ord;
 	struct tcp_cap *cap;		/* RAPT_TCP_CAPTURE, or NULL */
+	union cm_sa raddr;		/* from accept4() */
 };
 
 struct tcp_psp {
 	struct tcp_io io;		/* the listener; must stay first */
+	struct tcp_retire retire;
 	struct tcp_timer timer;		/* accepting paused: no fds */
 	struct tcp_ia *ia;
 	struct rapt_core_psp *cpsp;
 	struct tcp_cr *reqs;
 	uint32_t hs_timeout_ms;
+	union cm_sa laddr;		/* the listener's */
+	bool wildcard;			/* laddr is no connection's address */
 };
 
 /* ------------------------------------------------------------------ */
@@ -215,6 +228,38 @@ static int sa_copy(const struct sockaddr *sa, uint16_t port,
 	memcpy(ss, sa, sa_len(sa->sa_family));
 	sa_set_port(ss, port);
 	return 0;
+}
+
+static void cm_sa_set(union cm_sa *a, const struct sockaddr_storage *ss)
+{
+	memset(a, 0, sizeof(*a));
+	if (ss->ss_family == AF_INET || ss->ss_family == AF_INET6)
+		memcpy(a, ss, sa_len(ss->ss_family));
+}
+
+static void cm_sa_get(const union cm_sa *a, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (a->sa.sa_family == AF_INET || a->sa.sa_family == AF_INET6)
+		memcpy(ss, a, sa_len(a->sa.sa_family));
+}
+
+/* @fd's local address into @a (AF_UNSPEC if it cannot be had). */
+static void cm_sa_local(int fd, union cm_sa *a)
+{
+	socklen_t sl = sizeof(*a);
+
+	if (getsockname(fd, &a->sa, &sl) || sl > sizeof(*a))
+		memset(a, 0, sizeof(*a));
+}
+
+static bool cm_sa_wildcard(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr ==
+		       htonl(INADDR_ANY);
+	return IN6_IS_ADDR_UNSPECIFIED(
+		&((const struct sockaddr_in6 *)ss)->sin6_addr);
 }
 
 static int sock_err(int fd)
@@ -447,7 +492,6 @@ static void cm_event(struct tcp_ep *ep, uint32_t type, uint32_t reason,
 		     uint32_t flags)
 {
 	struct rapt_prov_conn_event ce;
-	socklen_t sl;
 
 	if (ep->freeing)
 		return;
@@ -464,14 +508,10 @@ static void cm_event(struct tcp_ep *ep, uint32_t type, uint32_t reason,
 	if (type == RAPT_EV_ESTABLISHED) {
 		ce.rdma_read_in = ep->ird;
 		ce.rdma_read_out = ep->ord;
-		sl = sizeof(ce.local_addr);
-		if (getsockname(ep->io.fd, (struct sockaddr *)&ce.local_addr,
-				&sl))
-			ce.local_addr.ss_family = AF_UNSPEC;
-		sl = sizeof(ce.remote_addr);
-		if (getpeername(ep->io.fd, (struct sockaddr *)&ce.remote_addr,
-				&sl))
-			ce.remote_addr.ss_family = AF_UNSPEC;
+		if (!ep->cm->laddr.sa.sa_family)	/* active side */
+			cm_sa_local(ep->io.fd, &ep->cm->laddr);
+		cm_sa_get(&ep->cm->laddr, &ce.local_addr);
+		cm_sa_get(&ep->cm->raddr, &ce.remote_addr);
 	}
 	rapt_prov_ep_event(ep->cep, &ce);
 }
@@ -1077,8 +1117,10 @@ static struct tcp_ep *ep_alloc(struct tcp_ia *ia, struct rapt_core_ep *cep,
 	return ep;
 }
 
-static void ep_release(struct tcp_ep *ep)
+static void ep_release(void *arg)
 {
+	struct tcp_ep *ep = arg;
+
 	pthread_mutex_destroy(&ep->lock);
 	tcp_cap_close(ep->cap);
 	free(ep->cm->hs);
@@ -1124,7 +1166,7 @@ err_free:
 	return ret;
 }
 
-/* Engine thread, between batches: after this no handler sees @ep. */
+/* The runner, between passes: after this no handler acts on @ep. */
 static void ep_teardown(void *arg)
 {
 	struct tcp_ep *ep = arg;
@@ -1154,7 +1196,7 @@ int tcp_ep_free(void *pep)
 	pthread_mutex_lock(&ia->lock);
 	ia->nep--;
 	pthread_mutex_unlock(&ia->lock);
-	ep_release(ep);
+	tcp_engine_retire(ia->eng, &ep->retire, &ep->io, ep_release, ep);
 	return 0;
 }
 
@@ -1216,6 +1258,8 @@ static int ep_connect_start(struct tcp_ep *ep, int fd,
 	ep->io.fd = fd;
 	ep->active = true;
 	ep->state = TCP_EP_CONNECTING;
+	cm_sa_set(&ep->cm->raddr, ss);
+	memset(&ep->cm->laddr, 0, sizeof(ep->cm->laddr));
 	if (connect(fd, (const struct sockaddr *)ss, sa_len(ss->ss_family)) &&
 	    errno != EINPROGRESS) {
 		/* Refused or unreachable at once: the event says so. */
@@ -1337,7 +1381,7 @@ static void cr_close_free(struct tcp_cr *cr)
 		psp->reqs = cr->next;
 	if (cr->next)
 		cr->next->prev = cr->prev;
-	free(cr);
+	tcp_engine_retire(psp->ia->eng, &cr->retire, &cr->io, free, cr);
 }
 
 /* A request leaves the handshake without becoming a CR. */
@@ -1421,7 +1465,7 @@ static void cr_arrived(struct tcp_cr *cr, const struct tcp_mpa_frame *f)
 	struct rapt_core_psp *cpsp = cr->psp->cpsp;
 	struct rapt_prov_request req;
 	struct rapt_prov_verdict v;
-	socklen_t sl;
+	union cm_sa la;
 	int ret;
 
 	tcp_timer_cancel(cr->psp->ia->eng, &cr->timer);
@@ -1432,10 +1476,12 @@ static void cr_arrived(struct tcp_cr *cr, const struct tcp_mpa_frame *f)
 	req.pdata_len = f->pdata_len;
 	req.rdma_read_in = f->enhanced ? f->ird : 0;
 	req.rdma_read_out = f->enhanced ? f->ord : 0;
-	sl = sizeof(req.remote_addr);
-	getpeername(cr->io.fd, (struct sockaddr *)&req.remote_addr, &sl);
-	sl = sizeof(req.local_addr);
-	getsockname(cr->io.fd, (struct sockaddr *)&req.local_addr, &sl);
+	cm_sa_get(&cr->raddr, &req.remote_addr);
+	if (cr->psp->wildcard)
+		cm_sa_local(cr->io.fd, &la);
+	else
+		la = cr->psp->laddr;
+	cm_sa_get(&la, &req.local_addr);
 	/* In the table first: the consumer may decide before we return. */
 	cr_table_add(cr);
 	ret = rapt_prov_cr_arrive(cpsp, (void *)(uintptr_t)cr->id, &req,
@@ -1503,7 +1549,8 @@ static void psp_refuse(int fd)
 	close(fd);
 }
 
-static void psp_new_request(struct tcp_psp *psp, int fd)
+static void psp_new_request(struct tcp_psp *psp, int fd,
+			    const struct sockaddr_storage *peer)
 {
 	struct tcp_cr *cr;
 
@@ -1515,6 +1562,7 @@ static void psp_new_request(struct tcp_psp *psp, int fd)
 	if (!cr)
 		goto err;
 	sock_nodelay(fd);
+	cm_sa_set(&cr->raddr, peer);
 	cr->io.fd = fd;
 	cr->io.handler = cr_io;
 	cr->cap = tcp_cap_open(fd);
@@ -1556,17 +1604,23 @@ static void psp_pause(struct tcp_psp *psp, int err)
 		      CM_ACCEPT_RETRY_MS * CM_NS_PER_MS);
 }
 
+/* One connection per event: the registration is level-triggered, so the
+ * next pass sees the rest, and a lone connection costs no accept4() that
+ * fails with EAGAIN. */
 static void psp_io(struct tcp_io *io, uint32_t events)
 {
 	struct tcp_psp *psp = (struct tcp_psp *)io;
+	struct sockaddr_storage peer;
+	socklen_t sl;
 	int i, fd;
 
 	for (i = 0; i < CM_ACCEPT_BATCH; i++) {
-		fd = accept4(psp->io.fd, NULL, NULL,
+		sl = sizeof(peer);
+		fd = accept4(psp->io.fd, (struct sockaddr *)&peer, &sl,
 			     SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd >= 0) {
-			psp_new_request(psp, fd);
-			continue;
+			psp_new_request(psp, fd, &peer);
+			return;
 		}
 		if (errno == EINTR || errno == ECONNABORTED)
 			continue;
@@ -1649,6 +1703,8 @@ int tcp_psp_create(void *pia, struct rapt_core_psp *cpsp, uint64_t service_id,
 		goto err_free;
 	}
 	getsockname(fd, (struct sockaddr *)&ss, &sl);
+	cm_sa_set(&psp->laddr, &ss);
+	psp->wildcard = cm_sa_wildcard(&ss);
 	psp->io.fd = fd;
 	psp->io.handler = psp_io;
 	psp->ia = ia;
@@ -1684,7 +1740,7 @@ static void psp_teardown(void *arg)
 		else
 			cr_close_free(psp->reqs);
 	}
-	free(psp);
+	tcp_engine_retire(psp->ia->eng, &psp->retire, &psp->io, free, psp);
 }
 
 /**
@@ -1793,6 +1849,11 @@ static int cm_accept_locked(struct tcp_ep *ep, struct tcp_cr *cr,
 	if (ret)
 		return ret;
 	cr->io.fd = -1;		/* the EP's now */
+	ep->cm->raddr = cr->raddr;
+	if (cr->psp->wildcard)
+		cm_sa_local(ep->io.fd, &ep->cm->laddr);
+	else
+		ep->cm->laddr = cr->psp->laddr;
 	ep->cap = cr->cap;	/* and so is its capture */
 	cr->cap = NULL;
 	cr_close_free(cr);

@@ -10,21 +10,35 @@
  *   2. the deferred functions (tcp_engine_defer, tcp_engine_call);
  *   3. the expired timers.
  *
- * Deferred functions and timers therefore never run while a batch is half
- * done, so a teardown run through tcp_engine_call() cannot free an object
- * that a later event of the same batch still names.  A registration deleted
- * on the engine thread during a batch is also scrubbed from the rest of
- * that batch.
+ * Whoever runs a pass holds eng->run: handlers, deferred functions and
+ * timers never run concurrently with each other, whichever thread runs
+ * them.  That thread is the engine's own when the consumer is elsewhere;
+ * a consumer that busy-polls drives the passes itself (tcp_engine_drive,
+ * an epoll_wait() that does not block), and the engine thread then stands
+ * aside: it stops waiting in epoll, which would wake it for every packet
+ * the consumer reads anyway, and only looks once a millisecond (or when
+ * woken) until the consumer has not driven for TCP_DRIVE_IDLE_NS.
+ * tcp_engine_call() likewise runs its function in the caller's thread,
+ * under eng->run, so a teardown or an accept costs no thread switch.
+ *
+ * Memory: the engine thread collects a batch in epoll_wait() *without*
+ * eng->run, so another runner may tear down an object that batch still
+ * names.  Objects with a registration are therefore freed through
+ * tcp_engine_retire(): at once while the engine thread holds no batch,
+ * otherwise once it has dispatched it (their events are dropped from it).
+ * A registration deleted during a pass is also scrubbed from the rest of
+ * that pass's batch.
  *
  * Timers are a list sorted by deadline (most are armed with the same delay,
  * so insertion searches from the tail).  Deferred functions are a FIFO.
- * Both sit under eng->lock; handlers, deferred functions and timers run
- * without it.
+ * Both sit under eng->lock, a leaf lock.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -35,6 +49,10 @@
 #include "tcp.h"
 
 #define ENGINE_BATCH 64
+/* The engine thread stands aside while a consumer drove a pass this
+ * recently, and looks again after TCP_ASIDE_NS. */
+#define TCP_DRIVE_IDLE_NS	100000ull
+#define TCP_ASIDE_MS		1
 
 /* A deferred function: heap-allocated (defer) or on a waiter's stack (call). */
 struct tcp_defer {
@@ -44,29 +62,27 @@ struct tcp_defer {
 	bool heap;
 };
 
-/* tcp_engine_call(): the waiter sleeps on eng->cond until @done. */
-struct tcp_call {
-	struct tcp_defer d;
-	struct tcp_engine *eng;
-	void (*fn)(void *arg);
-	void *arg;
-	bool done;
-};
-
 struct tcp_engine {
 	int epfd;
 	int evfd;
 	pthread_t thread;
-	pthread_mutex_t lock;		/* timers, defers, stop */
-	pthread_cond_t cond;		/* tcp_engine_call() completions */
+	pthread_mutex_t run;		/* the right to run a pass */
+	pthread_mutex_t lock;		/* timers, defers, graveyard, stop */
 	struct tcp_timer *tfirst, *tlast;
 	struct tcp_defer *dfirst, *dlast;
+	struct tcp_retire *graveyard;	/* retired while a batch was held */
+	bool holding;			/* the thread holds a collected batch */
 	bool stop;
 	struct tcp_io evio;		/* the eventfd's registration */
-	/* The batch being dispatched (engine thread only). */
+	_Atomic uint64_t drive_ns;	/* last pass a consumer drove */
+	_Atomic uint64_t aside_until_ns; /* the aside thread looks by then */
+	/* The batch being dispatched (under run). */
 	struct epoll_event *batch;
 	int nbatch, ibatch;
 };
+
+/* The engine whose pass this thread runs (holds eng->run), if any. */
+static __thread struct tcp_engine *tls_runner;
 
 uint64_t tcp_now_ns(void)
 {
@@ -77,6 +93,12 @@ uint64_t tcp_now_ns(void)
 }
 
 bool tcp_engine_on_thread(struct tcp_engine *eng)
+{
+	return tls_runner == eng;
+}
+
+/* The engine's own thread (not merely the runner of a pass). */
+static bool engine_is_thread(struct tcp_engine *eng)
 {
 	return pthread_equal(pthread_self(), eng->thread);
 }
@@ -92,10 +114,21 @@ static void engine_wake(struct tcp_engine *eng)
 	} while (n < 0 && errno == EINTR);
 }
 
+/*
+ * Only the engine thread clears a wakeup: a pass that a consumer drives
+ * sees the eventfd too, and if it read it the thread, woken to take a new
+ * first timer into account, would find nothing ready and go back to sleep
+ * with its old timeout.
+ */
 static void engine_evfd_read(struct tcp_io *io, uint32_t events)
 {
+	struct tcp_engine *eng = (struct tcp_engine *)
+		((char *)io - offsetof(struct tcp_engine, evio));
 	uint64_t v;
 	ssize_t n;
+
+	if (!engine_is_thread(eng))
+		return;
 
 	do {
 		n = read(io->fd, &v, sizeof(v));
@@ -134,7 +167,7 @@ int tcp_engine_mod(struct tcp_engine *eng, struct tcp_io *io, uint32_t events)
 	return engine_ctl(eng, EPOLL_CTL_MOD, io, events);
 }
 
-/* Engine thread: forget @io in what is left of the current batch. */
+/* Runner: forget @io in what is left of the current batch. */
 static void engine_scrub(struct tcp_engine *eng, struct tcp_io *io)
 {
 	int i;
@@ -210,6 +243,7 @@ static void timer_insert(struct tcp_engine *eng, struct tcp_timer *t)
 void tcp_timer_arm(struct tcp_engine *eng, struct tcp_timer *t,
 		   uint64_t delay_ns)
 {
+	uint64_t aside;
 	bool first;
 
 	pthread_mutex_lock(&eng->lock);
@@ -217,10 +251,13 @@ void tcp_timer_arm(struct tcp_engine *eng, struct tcp_timer *t,
 		timer_unlink(eng, t);
 	t->deadline_ns = tcp_now_ns() + delay_ns;
 	timer_insert(eng, t);
-	first = eng->tfirst == t;
+	/* The thread sleeps with the old first deadline: shorten it, unless
+	 * it stands aside and looks before this one is due anyway. */
+	aside = atomic_load_explicit(&eng->aside_until_ns,
+				     memory_order_relaxed);
+	first = eng->tfirst == t && (!aside || t->deadline_ns < aside);
 	pthread_mutex_unlock(&eng->lock);
-	/* The thread sleeps with the old first deadline: shorten it. */
-	if (first && !tcp_engine_on_thread(eng))
+	if (first && !engine_is_thread(eng))
 		engine_wake(eng);
 }
 
@@ -298,7 +335,7 @@ static void defer_queue(struct tcp_engine *eng, struct tcp_defer *d)
 		eng->dfirst = d;
 	eng->dlast = d;
 	pthread_mutex_unlock(&eng->lock);
-	if (!tcp_engine_on_thread(eng))
+	if (!engine_is_thread(eng))
 		engine_wake(eng);
 }
 
@@ -317,55 +354,83 @@ int tcp_engine_defer(struct tcp_engine *eng, void (*fn)(void *), void *arg)
 	return 0;
 }
 
-static void call_run(void *arg)
-{
-	struct tcp_call *c = arg;
-	struct tcp_engine *eng = c->eng;
-
-	c->fn(c->arg);
-	/* @c lives on the waiter's stack: it may be gone once the waiter
-	 * sees @done, which it reads under the lock. */
-	pthread_mutex_lock(&eng->lock);
-	c->done = true;
-	pthread_cond_broadcast(&eng->cond);
-	pthread_mutex_unlock(&eng->lock);
-}
-
-void tcp_engine_call(struct tcp_engine *eng, void (*fn)(void *), void *arg)
-{
-	struct tcp_call c = { .eng = eng, .fn = fn, .arg = arg };
-
-	if (tcp_engine_on_thread(eng)) {
-		fn(arg);
-		return;
-	}
-	c.d.fn = call_run;
-	c.d.arg = &c;
-	c.d.heap = false;
-	defer_queue(eng, &c.d);
-	pthread_mutex_lock(&eng->lock);
-	while (!c.done)
-		pthread_cond_wait(&eng->cond, &eng->lock);
-	pthread_mutex_unlock(&eng->lock);
-}
-
 /* Run what is queued now; later arrivals wait for the next pass. */
 static void defers_run(struct tcp_engine *eng)
 {
 	struct tcp_defer *d, *next;
-	bool heap;
 
 	pthread_mutex_lock(&eng->lock);
 	d = eng->dfirst;
 	eng->dfirst = eng->dlast = NULL;
 	pthread_mutex_unlock(&eng->lock);
 	for (; d; d = next) {
-		/* A tcp_engine_call() node is gone once its fn returns. */
 		next = d->next;
-		heap = d->heap;
 		d->fn(d->arg);
-		if (heap)
-			free(d);
+		free(d);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Retired objects                                                     */
+/* ------------------------------------------------------------------ */
+
+/**
+ * tcp_engine_retire - free an object once no batch can name its @io
+ * @eng: the engine
+ * @r: the object's retire node
+ * @io: the object's registration, already deleted (or never added)
+ * @fn: frees the object
+ * @arg: for @fn
+ *
+ * Any thread.  Runs @fn at once unless the engine thread holds a batch
+ * collected before the registration was deleted; then the thread runs it
+ * after that batch, whose events for @io it drops.
+ */
+void tcp_engine_retire(struct tcp_engine *eng, struct tcp_retire *r,
+		       const struct tcp_io *io, void (*fn)(void *), void *arg)
+{
+	r->io = io;
+	r->fn = fn;
+	r->arg = arg;
+	pthread_mutex_lock(&eng->lock);
+	if (eng->holding && !engine_is_thread(eng)) {
+		r->next = eng->graveyard;
+		eng->graveyard = r;
+		r = NULL;
+	}
+	pthread_mutex_unlock(&eng->lock);
+	if (r)
+		fn(arg);
+}
+
+/* The engine thread, under run: drop events of retired objects. */
+static void graveyard_scrub(struct tcp_engine *eng, struct epoll_event *ev,
+			    int n)
+{
+	struct tcp_retire *r;
+	int i;
+
+	pthread_mutex_lock(&eng->lock);
+	for (r = eng->graveyard; r; r = r->next)
+		for (i = 0; i < n; i++)
+			if (ev[i].data.ptr == r->io)
+				ev[i].data.ptr = NULL;
+	pthread_mutex_unlock(&eng->lock);
+}
+
+/* The engine thread, its batch dispatched: free what waited for it. */
+static void graveyard_free(struct tcp_engine *eng)
+{
+	struct tcp_retire *r, *next;
+
+	pthread_mutex_lock(&eng->lock);
+	r = eng->graveyard;
+	eng->graveyard = NULL;
+	eng->holding = false;
+	pthread_mutex_unlock(&eng->lock);
+	for (; r; r = next) {
+		next = r->next;
+		r->fn(r->arg);
 	}
 }
 
@@ -388,6 +453,83 @@ static void engine_dispatch(struct tcp_engine *eng, struct epoll_event *ev,
 	eng->nbatch = 0;
 }
 
+/* Take eng->run (blocking or not) and become the runner of a pass. */
+static bool run_enter(struct tcp_engine *eng, bool wait,
+		      struct tcp_engine **saved)
+{
+	if (wait)
+		pthread_mutex_lock(&eng->run);
+	else if (pthread_mutex_trylock(&eng->run))
+		return false;
+	*saved = tls_runner;
+	tls_runner = eng;
+	return true;
+}
+
+static void run_exit(struct tcp_engine *eng, struct tcp_engine *saved)
+{
+	tls_runner = saved;
+	pthread_mutex_unlock(&eng->run);
+}
+
+/* Under run: one pass over what is ready now (epoll_wait does not block). */
+static void pass_now(struct tcp_engine *eng)
+{
+	struct epoll_event ev[ENGINE_BATCH];
+	int n;
+
+	n = epoll_wait(eng->epfd, ev, ENGINE_BATCH, 0);
+	engine_dispatch(eng, ev, n > 0 ? n : 0);
+	defers_run(eng);
+	timers_run(eng);
+}
+
+/**
+ * tcp_engine_drive - run a pass of the engine in the caller's thread
+ * @eng: the engine
+ *
+ * For a consumer that busy-polls: whatever is ready is handled here, at
+ * once, instead of after a wakeup of the engine thread, which stands aside
+ * while such passes keep coming.  Does nothing when another thread runs a
+ * pass.  The caller holds no provider lock.
+ */
+void tcp_engine_drive(struct tcp_engine *eng)
+{
+	struct tcp_engine *saved;
+
+	if (tls_runner == eng || !run_enter(eng, false, &saved))
+		return;
+	atomic_store_explicit(&eng->drive_ns, tcp_now_ns(),
+			      memory_order_relaxed);
+	pass_now(eng);
+	run_exit(eng, saved);
+}
+
+/**
+ * tcp_engine_call - run @fn(@arg) between two passes of the engine
+ * @eng: the engine
+ * @fn: the function
+ * @arg: for @fn
+ *
+ * Runs in the caller's thread under eng->run, after the deferred functions
+ * queued before it, so no handler, timer or deferred function runs
+ * meanwhile (at once when the caller is already the runner).  The caller
+ * must hold no lock a handler takes (ep->lock).  Never fails.
+ */
+void tcp_engine_call(struct tcp_engine *eng, void (*fn)(void *), void *arg)
+{
+	struct tcp_engine *saved;
+
+	if (tls_runner == eng) {
+		fn(arg);
+		return;
+	}
+	run_enter(eng, true, &saved);
+	defers_run(eng);
+	fn(arg);
+	run_exit(eng, saved);
+}
+
 static bool engine_stopping(struct tcp_engine *eng)
 {
 	bool stop;
@@ -398,29 +540,76 @@ static bool engine_stopping(struct tcp_engine *eng)
 	return stop;
 }
 
-static void *engine_main(void *arg)
+static bool engine_driven(struct tcp_engine *eng)
+{
+	return tcp_now_ns() - atomic_load_explicit(&eng->drive_ns,
+						   memory_order_relaxed) <
+	       TCP_DRIVE_IDLE_NS;
+}
+
+/* A consumer drives: sleep on the eventfd alone for a while, then run a
+ * pass (timers the consumer may not be due to run, its deferrals). */
+static void engine_aside(struct tcp_engine *eng)
+{
+	struct pollfd p = { .fd = eng->evfd, .events = POLLIN };
+	struct tcp_engine *saved;
+	int ms = timers_timeout_ms(eng);
+
+	if (ms < 0 || ms > TCP_ASIDE_MS)
+		ms = TCP_ASIDE_MS;
+	atomic_store_explicit(&eng->aside_until_ns,
+			      tcp_now_ns() + (uint64_t)ms * 1000000ull,
+			      memory_order_relaxed);
+	poll(&p, 1, ms);
+	atomic_store_explicit(&eng->aside_until_ns, 0, memory_order_relaxed);
+	run_enter(eng, true, &saved);
+	pass_now(eng);
+	run_exit(eng, saved);
+}
+
+/* Sleep in epoll_wait(), then dispatch the batch under run. */
+static void engine_wait(struct tcp_engine *eng)
 {
 	struct epoll_event ev[ENGINE_BATCH];
-	struct tcp_engine *eng = arg;
-	int n;
+	struct tcp_engine *saved;
+	int n, ms = timers_timeout_ms(eng);
 
-	for (;;) {
-		n = epoll_wait(eng->epfd, ev, ENGINE_BATCH,
-			       timers_timeout_ms(eng));
-		if (n < 0) {
-			if (errno != EINTR) {
-				tcp_err("epoll_wait: %m; the engine stops");
-				break;
-			}
-			n = 0;
+	pthread_mutex_lock(&eng->lock);
+	eng->holding = true;
+	pthread_mutex_unlock(&eng->lock);
+	n = epoll_wait(eng->epfd, ev, ENGINE_BATCH, ms);
+	if (n < 0) {
+		if (errno != EINTR) {
+			tcp_err("epoll_wait: %m; the engine thread stops");
+			pthread_mutex_lock(&eng->lock);
+			eng->stop = true;
+			pthread_mutex_unlock(&eng->lock);
 		}
-		engine_dispatch(eng, ev, n);
-		defers_run(eng);
-		timers_run(eng);
-		if (engine_stopping(eng))
-			break;
+		n = 0;
 	}
+	run_enter(eng, true, &saved);
+	graveyard_scrub(eng, ev, n);
+	engine_dispatch(eng, ev, n);
+	graveyard_free(eng);
 	defers_run(eng);
+	timers_run(eng);
+	run_exit(eng, saved);
+}
+
+static void *engine_main(void *arg)
+{
+	struct tcp_engine *eng = arg;
+	struct tcp_engine *saved;
+
+	while (!engine_stopping(eng)) {
+		if (engine_driven(eng))
+			engine_aside(eng);
+		else
+			engine_wait(eng);
+	}
+	run_enter(eng, true, &saved);
+	defers_run(eng);
+	run_exit(eng, saved);
 	return NULL;
 }
 
@@ -456,7 +645,7 @@ int tcp_engine_start(struct tcp_engine **out)
 	if (!eng)
 		goto err;
 	pthread_mutex_init(&eng->lock, NULL);
-	pthread_cond_init(&eng->cond, NULL);
+	pthread_mutex_init(&eng->run, NULL);
 	eng->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (eng->epfd < 0) {
 		tcp_err("epoll_create1: %m");
@@ -483,7 +672,7 @@ err_evfd:
 err_epoll:
 	close(eng->epfd);
 err_free:
-	pthread_cond_destroy(&eng->cond);
+	pthread_mutex_destroy(&eng->run);
 	pthread_mutex_destroy(&eng->lock);
 	free(eng);
 err:
@@ -503,11 +692,12 @@ void tcp_engine_stop(struct tcp_engine *eng)
 	pthread_mutex_unlock(&eng->lock);
 	engine_wake(eng);
 	pthread_join(eng->thread, NULL);
+	graveyard_free(eng);
 	if (eng->tfirst)
 		tcp_warn("engine stopped with timers still armed");
 	close(eng->evfd);
 	close(eng->epfd);
-	pthread_cond_destroy(&eng->cond);
+	pthread_mutex_destroy(&eng->run);
 	pthread_mutex_destroy(&eng->lock);
 	free(eng);
 }

@@ -37,6 +37,9 @@
 /* ... and no longer once it has not called evd_progress for this long
  * (it blocks, or works elsewhere): the engine takes the EPs back. */
 #define TCP_SPIN_IDLE_NS	100000ull
+/* A spinning evd_progress that ran a data path drives the engine once in
+ * this many calls (mask); one that did not drives every time. */
+#define TCP_DRIVE_EVERY_MASK	15u
 
 #define TCP_CAPS (RAPT_CAP_RDMA_WRITE | RAPT_CAP_RDMA_READ |		\
 		  RAPT_CAP_INLINE | RAPT_CAP_SOLICITED |		\
@@ -423,15 +426,22 @@ static int tcp_evd_progress(void *pevd)
 				tcp_cm_park(ep);
 			tcp_rx_progress(ep);
 			own++;
-		} else if (tcp_ep_handshaking(ep)) {
+		} else if (!spin && tcp_ep_handshaking(ep)) {
+			/* (a spinning consumer drives the engine instead) */
 			tcp_cm_progress(ep);
 		}
 		pthread_mutex_unlock(&ep->lock);
 	}
 	pthread_mutex_unlock(&evd->lock);
+	/* A busy-poll loop runs the engine's passes itself: listeners,
+	 * handshakes, closes and timers, with no thread switch.  One that
+	 * moves data drives only now and then: that keeps a syscall off its
+	 * round trip. */
+	if (spin && (!own || !(++evd->drive_tick & TCP_DRIVE_EVERY_MASK)))
+		tcp_engine_drive(evd->ia->eng);
 	/* Spinning on no data path (a CR, a handshake, both of which need
-	 * the engine or the peer's): let them have this CPU now rather than
-	 * after a time slice. */
+	 * the peer's): let it have this CPU now rather than after a time
+	 * slice. */
 	if (spin && !own)
 		sched_yield();
 	return 0;
