@@ -367,13 +367,12 @@ static void raw_active(struct conf_ctx *c)
 				  raw + 1, 1000000), RAPT_ELENGTH);
 	TRY(conf_send_u64(c, "raw", raw));
 	TRY(conf_connect(c, &s, &addr, sid, pd, raw, &ev));
-	/* A raw EP sees the peer's private data as it came: rapt's header
-	 * and the accept bytes. */
+	/* A requester without rapt's header is answered without it too:
+	 * the accept bytes arrive exactly as the peer passed them. */
 	TRY(conf_recv_u64(c, "alen", &alen));
-	EXPECT_EQU(ev.u.conn.pdata_len, alen + RAPT_PDATA_HEADER_LEN);
-	if (ev.u.conn.pdata_len == alen + RAPT_PDATA_HEADER_LEN)
-		PD_CHECK((const uint8_t *)ev.u.conn.pdata +
-			 RAPT_PDATA_HEADER_LEN, alen, alen, 22, "accept");
+	EXPECT_EQU(ev.u.conn.pdata_len, alen);
+	if (ev.u.conn.pdata_len == alen)
+		PD_CHECK(ev.u.conn.pdata, alen, alen, 22, "accept");
 	TRY(conf_barrier(c, "done"));
 out:
 	return;
@@ -383,6 +382,7 @@ static void raw_passive(struct conf_ctx *c)
 {
 	struct conf_listener l;
 	struct rapt_cr_info ci;
+	struct rapt_ep_info ei;
 	struct conf_ep_set s;
 	uint8_t pd[PD_MAX + 8];
 	struct rapt_cr *cr;
@@ -404,6 +404,9 @@ static void raw_passive(struct conf_ctx *c)
 	EXPECT_MSG(bad < 0, "raw connect private data altered");
 	conf_fill(pd, sizeof(pd), 22);
 	TRY(conf_accept(c, cr, &s, pd, 16));
+	REQUIRE_OK(rapt_ep_query(s.ep, &ei, sizeof(ei)));
+	EXPECT_MSG(ei.flags & RAPT_EPI_FOREIGN_PEER,
+		   "the EP that accepted a foreign request is not flagged foreign");
 	TRY(conf_send_u64(c, "alen", 16));
 	TRY(conf_barrier(c, "done"));
 out:
@@ -421,7 +424,7 @@ static const struct conf_test pdata_tests[] = {
 	  disc_active, disc_passive },
 	{ "oversize", "max+1 bytes fail with RAPT_ELENGTH at once, queue nothing, change nothing",
 	  over_active, over_passive },
-	{ "raw", "a RAW_PDATA EP sends header-less bytes (flagged foreign) and sees raw replies",
+	{ "raw", "a RAW_PDATA EP sends header-less bytes (flagged foreign on both sides) and gets a raw accept",
 	  raw_active, raw_passive },
 };
 

@@ -257,6 +257,17 @@ static int accept_ep(struct rapt_core_cr *cr, struct rapt_ep *ep_handle,
 	return 0;
 }
 
+/* The accepting EP's peer is not rapt: its query and ESTABLISHED say so. */
+static void ep_mark_foreign(struct rapt_core_ep *ep, bool on)
+{
+	pthread_mutex_lock(&ep->lock);
+	if (on)
+		ep->flags |= RAPT_EPI_FOREIGN_PEER;
+	else
+		ep->flags &= ~(uint32_t)RAPT_EPI_FOREIGN_PEER;
+	pthread_mutex_unlock(&ep->lock);
+}
+
 RAPT_API int rapt_cr_accept(struct rapt_cr *handle, struct rapt_ep *ep_handle,
 			    const void *pdata, size_t len)
 {
@@ -265,6 +276,7 @@ RAPT_API int rapt_cr_accept(struct rapt_cr *handle, struct rapt_ep *ep_handle,
 	struct rapt_core_cr *cr;
 	struct rapt_obj *o;
 	uint32_t st = RAPT_EP_UNCONNECTED;
+	bool foreign;
 	int ret, wlen;
 
 	rapt__ctl_lock();
@@ -275,8 +287,12 @@ RAPT_API int rapt_cr_accept(struct rapt_cr *handle, struct rapt_ep *ep_handle,
 	ret = accept_ep(cr, ep_handle, &ep);
 	if (ret)
 		goto out;
+	/* Raw for a raw EP, and for a foreign requester, which would not
+	 * understand rapt's header (as rapt_cr_reject does). */
+	foreign = cr->info.flags & RAPT_CRI_FOREIGN_PEER;
 	wlen = rapt__pdata_prepare(pdata, len, o->ia->attr.pdata_accept,
-				   ep->attr.flags & RAPT_EP_RAW_PDATA,
+				   foreign ||
+				   (ep->attr.flags & RAPT_EP_RAW_PDATA),
 				   "rapt_cr_accept", wire);
 	if (wlen < 0) {
 		ret = wlen;
@@ -292,10 +308,17 @@ RAPT_API int rapt_cr_accept(struct rapt_cr *handle, struct rapt_ep *ep_handle,
 				 rapt__ep_state_name(st));
 		goto out;
 	}
+	/* Before the provider runs: its ESTABLISHED may come at once, and
+	 * carries the mark (ep_event.c). */
+	if (foreign)
+		ep_mark_foreign(ep, true);
 	ret = rapt__ops(o)->cr_accept(cr->pcr, ep->obj.prov, wire,
 				      (size_t)wlen);
-	if (ret)
+	if (ret) {
+		if (foreign)
+			ep_mark_foreign(ep, false);
 		atomic_store(&ep->state, RAPT_EP_UNCONNECTED);
+	}
 	ret = cr_end(cr, ret, 1, "rapt_cr_accept");
 out:
 	rapt__ctl_unlock();

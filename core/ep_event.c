@@ -120,6 +120,8 @@ static void note_established(struct rapt_core_ep *ep,
 		ep->flags |= RAPT_EPI_SENDS_HELD;
 	if (ev->u.conn.flags & RAPT_CONN_FOREIGN_PEER)
 		ep->flags |= RAPT_EPI_FOREIGN_PEER;
+	else if (ep->flags & RAPT_EPI_FOREIGN_PEER)	/* accepted a foreign CR */
+		ev->u.conn.flags |= RAPT_CONN_FOREIGN_PEER;
 	ev->u.conn.rdma_read_in = ce->rdma_read_in;
 	ev->u.conn.rdma_read_out = ce->rdma_read_out;
 }

@@ -601,6 +601,7 @@ static void test_pdata_raw(void)
 {
 	struct rapt_ep_attr at = { .flags = RAPT_EP_RAW_PDATA };
 	struct rapt_cr_info ci;
+	struct rapt_ep_info ei;
 	struct rapt_event ev;
 	struct rapt_psp *psp;
 	struct rapt_ep *a, *p;
@@ -629,12 +630,16 @@ static void test_pdata_raw(void)
 	for (int k = 0; k < 2; k++) {
 		if (expect(f.evd, RAPT_EV_ESTABLISHED, &ev))
 			break;
+		/* a foreign requester is answered raw, and the accepting
+		 * side knows its peer is foreign */
+		CU_ASSERT_TRUE(ev.u.conn.flags & RAPT_CONN_FOREIGN_PEER);
 		if (ev.u.conn.ep != a)
 			continue;
-		/* the passive side framed its reply; a raw EP sees it as is */
-		CU_ASSERT_EQUAL(ev.u.conn.pdata_len, 3 + RAPT_PDATA_HEADER_LEN);
-		CU_ASSERT_TRUE(ev.u.conn.flags & RAPT_CONN_FOREIGN_PEER);
+		CU_ASSERT_EQUAL(ev.u.conn.pdata_len, 3);
+		CU_ASSERT_EQUAL(memcmp(ev.u.conn.pdata, "abc", 3), 0);
 	}
+	CU_ASSERT_EQUAL(rapt_ep_query(p, &ei, sizeof(ei)), 0);
+	CU_ASSERT_TRUE(ei.flags & RAPT_EPI_FOREIGN_PEER);
 	CU_ASSERT_EQUAL(rapt_ep_free(a), 0);
 	CU_ASSERT_EQUAL(rapt_ep_free(p), 0);
 	CU_ASSERT_EQUAL(rapt_psp_free(psp), 0);
