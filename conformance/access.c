@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Area "access": remote access violations.  A wrong rkey, a span outside
- * the region, missing rights or a freed registration: the requester gets
- * an error completion, the connection breaks on both sides, and the
- * target's memory outside what it allowed is untouched (the passive role
- * checks its region and the guard pages around it).
+ * the region, missing rights, a freed registration or a region of another
+ * PZ than the target EP's: the requester gets an error completion, the
+ * connection breaks on both sides, and the target's memory outside what
+ * it allowed is untouched (the passive role checks its region and the
+ * guard pages around it).
  *
  * iWARP reports a bad write with a TERMINATE after the write (and the
  * send posted behind it) may already have completed locally: a write
@@ -28,6 +29,7 @@ enum violation {
 	V_NO_RIGHTS,
 	V_FREED,
 	V_INVALIDATED,
+	V_OTHER_PZ,	/* key, span and rights good, but not the EP's PZ */
 };
 
 /* Post @op with the violation; the probe send goes right behind it. */
@@ -68,7 +70,8 @@ static void violate(struct conf_ctx *c, bool write, enum violation v)
 
 	if (v == V_NO_RIGHTS)
 		access = write ? RAPT_MEM_REMOTE_READ : RAPT_MEM_REMOTE_WRITE;
-	TRY(conf_target_open(c, &t, REGION, access, 8, CONF_TGT_BREAK, 0));
+	TRY(conf_target_open(c, &t, REGION, access, 8, CONF_TGT_BREAK |
+			     (v == V_OTHER_PZ ? CONF_TGT_OTHER_PZ : 0), 0));
 	sge.addr = (uintptr_t)t.s.buf;
 	sge.length = 1;
 	sge.lkey = t.s.mi.lkey;
@@ -181,6 +184,11 @@ static void t_write_invalidated(struct conf_ctx *c)
 	violate(c, true, V_INVALIDATED);
 }
 
+static void t_write_other_pz(struct conf_ctx *c)
+{
+	violate(c, true, V_OTHER_PZ);
+}
+
 static void t_read_bad_key(struct conf_ctx *c)
 {
 	violate(c, false, V_BAD_KEY);
@@ -201,6 +209,11 @@ static void t_read_freed(struct conf_ctx *c)
 	violate(c, false, V_FREED);
 }
 
+static void t_read_other_pz(struct conf_ctx *c)
+{
+	violate(c, false, V_OTHER_PZ);
+}
+
 static const struct conf_test access_tests[] = {
 	{ "write_bad_key", "an RDMA write with a wrong rkey fails, breaks the connection, writes nothing",
 	  t_write_bad_key, conf_target_passive },
@@ -214,6 +227,8 @@ static const struct conf_test access_tests[] = {
 	  t_write_freed, conf_target_passive },
 	{ "write_invalidated", "an RDMA write with an rkey the requester invalidated by a send fails",
 	  t_write_invalidated, conf_target_passive },
+	{ "write_other_pz", "an RDMA write with the rkey of a region in another PZ than the target EP's fails and writes nothing",
+	  t_write_other_pz, conf_target_passive },
 	{ "read_bad_key", "an RDMA read with a wrong rkey completes REMOTE_ACCESS and breaks",
 	  t_read_bad_key, conf_target_passive },
 	{ "read_past_end", "an RDMA read running past the region completes REMOTE_ACCESS",
@@ -222,6 +237,8 @@ static const struct conf_test access_tests[] = {
 	  t_read_no_rights, conf_target_passive },
 	{ "read_freed", "an RDMA read with the rkey of a freed LMR completes REMOTE_ACCESS",
 	  t_read_freed, conf_target_passive },
+	{ "read_other_pz", "an RDMA read with the rkey of a region in another PZ than the target EP's completes REMOTE_ACCESS",
+	  t_read_other_pz, conf_target_passive },
 };
 
 CONF_SUITE(conf_suite_access, "access", "remote access violations",

@@ -507,6 +507,7 @@ enum conf_tgt_cmd {
 
 /* conf_target_open() @flags */
 #define CONF_TGT_BREAK (1u << 0)	/* the connection will break */
+#define CONF_TGT_OTHER_PZ (1u << 1)	/* region in a PZ not the EP's */
 
 /**
  * struct conf_target - the active side's view of an RDMA target

@@ -86,8 +86,24 @@ static void describe_bad(struct conf_ctx *c, const struct target *t,
 		     when, (unsigned long long)(at - GUARD - t->len));
 }
 
+/* Register @t's region in a second PZ of the IA (CONF_TGT_OTHER_PZ). */
+static int target_other_pz(struct conf_ctx *c, struct target *t,
+			   struct rapt_lmr_info *mi)
+{
+	struct rapt_pz *pz;
+
+	REQUIRE_OK(rapt_pz_create(c->ia, &pz));
+	conf_track(c, CONF_OBJ_PZ, pz);
+	REQUIRE_OK(rapt_lmr_create(pz, t->region, t->len, t->access, &t->lmr,
+				   mi));
+	conf_track(c, CONF_OBJ_LMR, t->lmr);
+	return 0;
+out:
+	return -1;
+}
+
 static int target_make(struct conf_ctx *c, struct target *t, uint64_t len,
-		       uint32_t access, uint32_t seed)
+		       uint32_t access, uint32_t seed, uint32_t flags)
 {
 	struct rapt_lmr_info mi;
 
@@ -100,7 +116,11 @@ static int target_make(struct conf_ctx *c, struct target *t, uint64_t len,
 	memset(t->mem, GUARD_BYTE, len + 2 * GUARD);
 	conf_fill(t->region, len, seed);
 	memcpy(t->shadow, t->region, len);
-	REQUIRE_OK(conf_lmr_create(c, t->region, len, access, &t->lmr, &mi));
+	if (flags & CONF_TGT_OTHER_PZ)
+		TRY(target_other_pz(c, t, &mi));
+	else
+		REQUIRE_OK(conf_lmr_create(c, t->region, len, access, &t->lmr,
+					   &mi));
 	t->rkey = mi.rkey;
 	TRY(conf_send_u64(c, "raddr", mi.raddr));
 	TRY(conf_send_u64(c, "rkey", mi.rkey));
@@ -180,7 +200,8 @@ void conf_target_passive(struct conf_ctx *c)
 	TRY(conf_recv_u64(c, "access", &access));
 	TRY(conf_recv_u64(c, "seed", &seed));
 	TRY(conf_recv_u64(c, "flags", &flags));
-	TRY(target_make(c, &t, len, (uint32_t)access, (uint32_t)seed));
+	TRY(target_make(c, &t, len, (uint32_t)access, (uint32_t)seed,
+			(uint32_t)flags));
 	while (more) {
 		rc = conf_wait(c, s.recv_evd, conf_tmo(c, 60000), &ev);
 		if (rc) {

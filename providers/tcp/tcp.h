@@ -161,6 +161,12 @@ struct tcp_ia {
 	uint32_t nep;
 };
 
+/* A PZ: only its address matters.  An STag serves an EP only if both
+ * were made in the same PZ (tcp_mem.c). */
+struct tcp_pz {
+	struct tcp_ia *ia;
+};
+
 struct tcp_evd {
 	struct tcp_ia *ia;
 	struct rapt_core_evd *cevd;
@@ -213,22 +219,27 @@ int tcp_lmr_free(void *plmr);
 int tcp_sge_check(struct tcp_ia *ia, const struct rapt_sge *sgl,
 		  uint32_t nsge, uint32_t need);
 /* Check a remote (rkey, to, len) for @need (RAPT_MEM_REMOTE_READ or
- * _WRITE); returns a pointer into the region (not pinned: only for
- * checks), or NULL and the RDMAP protection code (TCP_TERM_RDMAP_*) in
- * @ecode. */
-uint8_t *tcp_rkey_resolve(struct tcp_ia *ia, uint32_t rkey, uint64_t to,
-			  uint64_t len, uint32_t need, uint8_t *ecode);
-/* Send with Invalidate: 0, or RAPT_ENOENT when @rkey names no live
- * region (report TCP_TERM_RDMAP_INVALID_STAG). */
-int tcp_rkey_invalidate(struct tcp_ia *ia, uint32_t rkey);
+ * _WRITE) on behalf of an EP of @pz; returns a pointer into the region
+ * (not pinned: only for checks), or NULL and the RDMAP protection code
+ * (TCP_TERM_RDMAP_*) in @ecode: a region of another PZ is
+ * TCP_TERM_RDMAP_STAG_NOT_ASSOC. */
+uint8_t *tcp_rkey_resolve(struct tcp_ia *ia, const struct tcp_pz *pz,
+			  uint32_t rkey, uint64_t to, uint64_t len,
+			  uint32_t need, uint8_t *ecode);
+/* Send with Invalidate arriving on an EP of @pz: 0, RAPT_ENOENT when
+ * @rkey names no live region (report TCP_TERM_RDMAP_INVALID_STAG), or
+ * RAPT_EACCES when its region is of another PZ (nothing invalidated;
+ * report TCP_TERM_RDMAP_CANNOT_INVALIDATE). */
+int tcp_rkey_invalidate(struct tcp_ia *ia, const struct tcp_pz *pz,
+			uint32_t rkey);
 /* Pinned lookups: a pointer to @len bytes at @addr/@to, and the pin to
  * drop with tcp_mem_put() once the memory is no longer touched. */
 uint8_t *tcp_mem_lkey(struct tcp_ia *ia, uint32_t lkey, uint64_t addr,
 		      uint64_t len, uint32_t need,
 		      struct tcp_stag_slot **pin);
-uint8_t *tcp_mem_rkey(struct tcp_ia *ia, uint32_t rkey, uint64_t to,
-		      uint64_t len, uint32_t need, uint8_t *ecode,
-		      struct tcp_stag_slot **pin);
+uint8_t *tcp_mem_rkey(struct tcp_ia *ia, const struct tcp_pz *pz,
+		      uint32_t rkey, uint64_t to, uint64_t len, uint32_t need,
+		      uint8_t *ecode, struct tcp_stag_slot **pin);
 void tcp_mem_put(struct tcp_stag_slot *pin);
 
 /* ------------------------------------------------------------------ */
@@ -296,6 +307,7 @@ struct tcp_ep {
 	struct tcp_io io;		/* must stay first: engine handler */
 	struct tcp_retire retire;
 	struct tcp_ia *ia;
+	const struct tcp_pz *pz;	/* remote access only to its STags */
 	struct rapt_core_ep *cep;
 	struct rapt_ep *handle;
 	struct tcp_evd *recv_evd;
@@ -324,6 +336,8 @@ struct tcp_ep {
 	bool freeing;			/* ep_free under way: no more events */
 	bool term_sent;			/* a Terminate went out: close with a
 				 * FIN so it is not lost to an RST */
+	_Atomic uint8_t poll_idle;	/* tcp_prov.c: evd_progress found the
+					 * socket empty this many times */
 	bool parked;			/* tcp_cm.c: EPOLLIN off while a
 					 * consumer spins on an EVD of ours */
 	struct tcp_timer park;		/* tcp_cm.c: re-checks a parked EP */

@@ -834,7 +834,11 @@ static void cm_connected(struct tcp_ep *ep, uint32_t events)
 		       RAPT_REJECT_RESOURCES, ret, NULL, 0);
 		return;
 	}
-	cm_read_reply(ep, 0, cm_send_hs(ep));
+	/* No reply can be there before our request is out: the next edge
+	 * brings it (a failed send is reported now). */
+	ret = cm_send_hs(ep);
+	if (ret)
+		cm_read_reply(ep, 0, ret);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1144,6 +1148,7 @@ int tcp_ep_create(void *pia, void *ppz, struct rapt_core_ep *cep,
 	ep = ep_alloc(ia, cep, handle, attr);
 	if (!ep)
 		return RAPT_ENOMEM;
+	ep->pz = ppz;
 	ep->recv_evd = recv_pevd;
 	ep->req_evd = req_pevd;
 	ep->conn_evd = conn_pevd;
@@ -1494,10 +1499,10 @@ static void cr_arrived(struct tcp_cr *cr, const struct tcp_mpa_frame *f)
 		cr_close_free(cr);
 		return;
 	}
+	/* From now on only the requester's departure matters; the edge-
+	 * triggered EPOLLIN stays registered (cr_io ignores it), which saves
+	 * an epoll_ctl per connection. */
 	cr->state = CR_UNDECIDED;
-	/* From now on only the requester's departure matters. */
-	if (tcp_engine_mod(cr->psp->ia->eng, &cr->io, EPOLLRDHUP | EPOLLET))
-		tcp_warn("cannot watch a requester for hang-ups");
 }
 
 static void cr_io(struct tcp_io *io, uint32_t events)
@@ -1809,8 +1814,11 @@ static void cm_negotiate_request(struct tcp_ep *ep, const struct tcp_cr *cr,
 /* The reply is out: wait for the RTR, or (no P2P) be established now. */
 static void cm_passive_ready(struct tcp_ep *ep)
 {
-	int ret = tcp_engine_mod(ep->ia->eng, &ep->io, EPOLLIN | EPOLLRDHUP);
+	int ret = 0;
 
+	if (ep->io.events != (EPOLLIN | EPOLLRDHUP))
+		ret = tcp_engine_mod(ep->ia->eng, &ep->io,
+				     EPOLLIN | EPOLLRDHUP);
 	if (ret) {
 		tcp_cm_fail(ep, ret);
 		return;
@@ -1844,8 +1852,10 @@ static int cm_accept_locked(struct tcp_ep *ep, struct tcp_cr *cr,
 	len = tcp_mpa_build(&f, *hs, CM_FRAME_MAX);
 	if (len < 0)
 		return len;
+	/* Registered as it will be once the reply is out (the usual case:
+	 * one epoll_ctl); a reply that does not fit waits for EPOLLOUT. */
 	ret = tcp_engine_rebind(ep->ia->eng, &cr->io, &ep->io,
-				EPOLLOUT | EPOLLRDHUP);
+				EPOLLIN | EPOLLRDHUP);
 	if (ret)
 		return ret;
 	cr->io.fd = -1;		/* the EP's now */
@@ -1867,6 +1877,9 @@ static int cm_accept_locked(struct tcp_ep *ep, struct tcp_cr *cr,
 	/* A reply that cannot go out is the EP's ACCEPT_ERROR, not the
 	 * op's failure: the request is consumed either way. */
 	cm_accepting_io(ep, 0);
+	if (ep->state == TCP_EP_ACCEPTING && ep->cm->hs &&
+	    tcp_engine_mod(ep->ia->eng, &ep->io, EPOLLOUT | EPOLLRDHUP))
+		tcp_cm_fail(ep, RAPT_ENOMEM);
 	return 0;
 }
 

@@ -11,6 +11,11 @@
  *   - keys do not count up, and a stale or guessed key fails unless both
  *     parts are right (and a wrong guess costs the peer its connection).
  *
+ * The table is per IA, but a key serves only EPs of the PZ its region was
+ * registered in: a peer's STag of a region in another PZ is refused as
+ * "not associated with the stream" (tcp_mem_rkey()), as verbs and DAT
+ * require of a memory region and a QP/EP in different protection domains.
+ *
  * Slots live in chunks that are allocated once and never move or go
  * away before the table does, so the data path reads them without a
  * lock.  Registration and deregistration take the table's mutex.
@@ -46,11 +51,11 @@ struct tcp_stag_slot {
 	_Atomic uint32_t rkey;		/* 0: not registered or invalidated */
 	atomic_uint pins;
 	uint32_t access;		/* RAPT_MEM_* */
+	const struct tcp_pz *pz;	/* set before the keys are published */
 	uint8_t *addr;
 	uint64_t length;
 	uint32_t gen;			/* registrations of this slot so far */
 	uint32_t next_free;		/* free list: index + 1, 0 ends it */
-	void *pz;
 };
 
 struct tcp_stag_table {
@@ -184,7 +189,8 @@ static uint32_t slot_alloc(struct tcp_stag_table *t)
 /**
  * tcp_lmr_create - register memory (the lmr_create op)
  * @pia: the IA (struct tcp_ia)
- * @ppz: the provider PZ object (kept for association checks)
+ * @ppz: the provider PZ object (struct tcp_pz): only EPs of this PZ
+ *        may use the rkey
  * @addr: start of the region
  * @length: bytes
  * @access: RAPT_MEM_* rights
@@ -265,6 +271,7 @@ int tcp_lmr_free(void *plmr)
 	s->addr = NULL;
 	s->length = 0;
 	s->access = 0;
+	s->pz = NULL;
 	s->next_free = t->free_head;
 	t->free_head = mr->idx + 1;
 	t->nlive--;
@@ -343,6 +350,7 @@ uint8_t *tcp_mem_lkey(struct tcp_ia *ia, uint32_t lkey, uint64_t addr,
 /**
  * tcp_mem_rkey - pin a region a peer names and point at @len bytes of it
  * @ia: the IA
+ * @pz: the PZ of the EP the peer's message arrived on
  * @rkey: the peer's STag
  * @to: the peer's tagged offset (a virtual address in the region)
  * @len: bytes that will be touched
@@ -350,17 +358,30 @@ uint8_t *tcp_mem_lkey(struct tcp_ia *ia, uint32_t lkey, uint64_t addr,
  * @ecode: output on failure, a TCP_TERM_RDMAP_* protection code
  * @pin: output, for tcp_mem_put()
  *
+ * A live key of a region registered in another PZ than @pz is refused
+ * before its bounds and rights are looked at (they are none of this
+ * stream's business) with TCP_TERM_RDMAP_STAG_NOT_ASSOC: RFC 5040's
+ * "STag not associated with RDMAP Stream" (layer 0, type 1, code 0x03),
+ * which the tagged-placement caller reports as RFC 5041's "STag not
+ * associated with DDP Stream" (layer 1, type 1, code 0x02).  siw and
+ * irdma use the same two codes for a PD mismatch.
+ *
  * Return: the memory, or NULL (nothing pinned).
  */
-uint8_t *tcp_mem_rkey(struct tcp_ia *ia, uint32_t rkey, uint64_t to,
-		      uint64_t len, uint32_t need, uint8_t *ecode,
-		      struct tcp_stag_slot **pin)
+uint8_t *tcp_mem_rkey(struct tcp_ia *ia, const struct tcp_pz *pz,
+		      uint32_t rkey, uint64_t to, uint64_t len, uint32_t need,
+		      uint8_t *ecode, struct tcp_stag_slot **pin)
 {
 	struct tcp_stag_slot *s = slot_get(ia->stags, rkey, true);
 	int bad;
 
 	if (!s) {
 		*ecode = TCP_TERM_RDMAP_INVALID_STAG;
+		return NULL;
+	}
+	if (s->pz != pz) {
+		tcp_mem_put(s);
+		*ecode = TCP_TERM_RDMAP_STAG_NOT_ASSOC;
 		return NULL;
 	}
 	bad = slot_check(s, to, len, need);
@@ -379,11 +400,12 @@ uint8_t *tcp_mem_rkey(struct tcp_ia *ia, uint32_t rkey, uint64_t to,
  * See tcp.h.  The pointer is only good for a yes/no: use tcp_mem_rkey()
  * to touch the memory.
  */
-uint8_t *tcp_rkey_resolve(struct tcp_ia *ia, uint32_t rkey, uint64_t to,
-			  uint64_t len, uint32_t need, uint8_t *ecode)
+uint8_t *tcp_rkey_resolve(struct tcp_ia *ia, const struct tcp_pz *pz,
+			  uint32_t rkey, uint64_t to, uint64_t len,
+			  uint32_t need, uint8_t *ecode)
 {
 	struct tcp_stag_slot *pin;
-	uint8_t *p = tcp_mem_rkey(ia, rkey, to, len, need, ecode, &pin);
+	uint8_t *p = tcp_mem_rkey(ia, pz, rkey, to, len, need, ecode, &pin);
 
 	if (p)
 		tcp_mem_put(pin);
@@ -411,15 +433,19 @@ int tcp_sge_check(struct tcp_ia *ia, const struct rapt_sge *sgl,
 /**
  * tcp_rkey_invalidate - invalidate an rkey (Send with Invalidate)
  * @ia: the IA
+ * @pz: the PZ of the EP the Send arrived on
  * @rkey: the key the peer named
  *
  * The region stays registered and its lkey valid; RDMA naming @rkey
  * fails from now on.  Invalidating an already invalidated key of a live
- * region succeeds (as siw does).
+ * region succeeds (as siw does).  A region of another PZ than @pz is
+ * left alone: a peer may only invalidate what it may access.
  *
- * Return: 0, or RAPT_ENOENT when @rkey names no live region.
+ * Return: 0, RAPT_ENOENT when @rkey names no live region, RAPT_EACCES
+ * when it names one of another PZ.
  */
-int tcp_rkey_invalidate(struct tcp_ia *ia, uint32_t rkey)
+int tcp_rkey_invalidate(struct tcp_ia *ia, const struct tcp_pz *pz,
+			uint32_t rkey)
 {
 	struct tcp_stag_table *t = ia->stags;
 	struct tcp_stag_slot *s;
@@ -430,8 +456,11 @@ int tcp_rkey_invalidate(struct tcp_ia *ia, uint32_t rkey)
 	s = slot_of(t, rkey, &idx);
 	if (s && rkey && atomic_load(&s->lkey) &&
 	    stag_key(t, idx, s->gen, t->rtag) == rkey) {
-		atomic_store(&s->rkey, 0);
-		ret = 0;
+		ret = RAPT_EACCES;
+		if (s->pz == pz) {
+			atomic_store(&s->rkey, 0);
+			ret = 0;
+		}
 	}
 	pthread_mutex_unlock(&t->lock);
 	return ret;

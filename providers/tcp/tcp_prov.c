@@ -31,12 +31,16 @@
  * round trip); it counts as spinning until TCP_SPIN_HOLD_NS after its last
  * call.  Meanwhile the engine leaves the EVD's sockets to it (tcp_cm.c).
  */
-#define TCP_SPIN_GAP_NS		5000ull
-#define TCP_SPIN_STREAK		8
+#define TCP_SPIN_GAP_NS		15000ull
+#define TCP_SPIN_STREAK		4
 #define TCP_SPIN_HOLD_NS	1000000ull
 /* ... and no longer once it has not called evd_progress for this long
  * (it blocks, or works elsewhere): the engine takes the EPs back. */
 #define TCP_SPIN_IDLE_NS	100000ull
+/* evd_progress looks at an EP that had nothing this many times in a row
+ * only once in TCP_IDLE_EVERY calls. */
+#define TCP_IDLE_POLLS		16
+#define TCP_IDLE_EVERY		8u
 /* A spinning evd_progress that ran a data path drives the engine once in
  * this many calls (mask); one that did not drives every time. */
 #define TCP_DRIVE_EVERY_MASK	15u
@@ -243,17 +247,27 @@ static int tcp_ia_query(void *pia, struct rapt_ia_attr *a)
 }
 
 /* ------------------------------------------------------------------ */
-/* PZ: protection is per registration (tcp_mem.c); nothing to hold.    */
+/* PZ: an identity.  Registrations and EPs keep its address; a peer's   */
+/* STag serves an EP only if both have the same (tcp_mem.c).            */
 /* ------------------------------------------------------------------ */
 
 static int tcp_pz_create(void *pia, void **ppz)
 {
-	*ppz = NULL;
+	struct tcp_pz *pz = malloc(sizeof(*pz));
+
+	if (!pz) {
+		tcp_err("out of memory for a PZ");
+		return RAPT_ENOMEM;
+	}
+	pz->ia = pia;
+	*ppz = pz;
 	return 0;
 }
 
+/* The core frees a PZ only once no LMR or EP of it is left. */
 static int tcp_pz_free(void *ppz)
 {
+	free(ppz);
 	return 0;
 }
 
@@ -397,6 +411,37 @@ static bool evd_note_poll(struct tcp_evd *evd)
 }
 
 /*
+ * An EP whose socket had nothing TCP_IDLE_POLLS times in a row is looked at
+ * only every TCP_IDLE_EVERY calls: a ping-pong on one EP of an EVD that
+ * also holds quiet ones (a control connection) then costs one recv() per
+ * call rather than one per EP, which halves the time it takes to notice
+ * the reply.  The quiet EP's data waits a few calls longer.
+ */
+static bool ep_skip_idle(struct tcp_ep *ep)
+{
+	uint8_t n = atomic_load_explicit(&ep->poll_idle, memory_order_relaxed);
+
+	if (n < TCP_IDLE_POLLS)
+		return false;
+	/* TCP_IDLE_POLLS .. + TCP_IDLE_EVERY - 1: a look at the first */
+	if (++n == TCP_IDLE_POLLS + TCP_IDLE_EVERY)
+		n = TCP_IDLE_POLLS;
+	atomic_store_explicit(&ep->poll_idle, n, memory_order_relaxed);
+	return n != TCP_IDLE_POLLS;
+}
+
+static void ep_note_idle(struct tcp_ep *ep, int got)
+{
+	uint8_t n = atomic_load_explicit(&ep->poll_idle, memory_order_relaxed);
+
+	if (got)
+		n = 0;
+	else if (n < TCP_IDLE_POLLS)
+		n++;
+	atomic_store_explicit(&ep->poll_idle, n, memory_order_relaxed);
+}
+
+/*
  * The consumer is about to look at the EVD: run the receive path of a few
  * of its EPs here (and the active side of their handshake), so a polling
  * consumer does not wait for the engine thread to wake up.  trylock: an EP
@@ -419,12 +464,14 @@ static int tcp_evd_progress(void *pevd)
 		if (evd->cursor >= evd->neps)
 			evd->cursor = 0;
 		ep = evd->eps[evd->cursor++];
+		if (ep_skip_idle(ep))
+			continue;
 		if (pthread_mutex_trylock(&ep->lock))
 			continue;
 		if (ep_moves_data(ep)) {
 			if (spin && !ep->parked)
 				tcp_cm_park(ep);
-			tcp_rx_progress(ep);
+			ep_note_idle(ep, tcp_rx_progress(ep));
 			own++;
 		} else if (!spin && tcp_ep_handshaking(ep)) {
 			/* (a spinning consumer drives the engine instead) */

@@ -7,9 +7,9 @@
  *
  *   HDR      the ULPDU length and the DDP/RDMAP header (the codec says how
  *            many bytes: tcp_ddp_hdr_need()), then validation and the
- *            placement target: a tagged Write's region (rkey, bounds,
- *            rights), a Read Response's outstanding read, a Send's first
- *            posted receive;
+ *            placement target: a tagged Write's region (rkey, PZ,
+ *            bounds, rights), a Read Response's outstanding read, a
+ *            Send's first posted receive;
  *   DATA     the payload, placed where it belongs: bytes already in the
  *            staging buffer are copied; a large rest is read with one
  *            recvmsg() straight into the target's iovecs plus the staging
@@ -68,6 +68,7 @@ struct tcp_rx {
 	uint64_t to;			/* Write: TO of the next byte */
 	uint32_t msn_send, msn_rreq;	/* expected MSNs */
 	uint32_t events;		/* DTO events pushed so far */
+	uint32_t reads;			/* recv calls that returned data */
 	uint32_t npins;
 	struct tcp_stag_slot *pins[TCP_MAX_SGE + 1];
 	struct tcp_ddp_hdr h;		/* the current FPDU's header */
@@ -168,7 +169,8 @@ static int rx_term(struct tcp_ep *ep, const uint8_t *hdr, uint8_t layer,
 }
 
 /* A tagged placement error: DDP has no "access rights" code; like siw,
- * report it as an invalid STag. */
+ * report it as an invalid STag.  A region of another PZ than the EP's is
+ * RFC 5041's "STag not associated with DDP Stream" (0x02). */
 static uint8_t ddp_tagged_code(uint8_t rdmap_ecode)
 {
 	switch (rdmap_ecode) {
@@ -265,6 +267,7 @@ static int rx_fill(struct tcp_ep *ep, size_t need)
 	n = recv(ep->io.fd, rx->buf + rx->end, room, MSG_DONTWAIT);
 	tcp_cap_io(ep->cap, false, rx->buf + rx->end, n);
 	if (n > 0) {
+		rx->reads++;
 		rx->end += (uint32_t)n;
 		if ((size_t)n < room)
 			rx->drained = true;
@@ -286,7 +289,7 @@ static int rx_hdr_write(struct tcp_ep *ep, const uint8_t *p)
 		rx->kind = RX_SKIP;
 		return 0;
 	}
-	if (!tcp_rkey_resolve(ep->ia, h->stag, h->to, h->payload_len,
+	if (!tcp_rkey_resolve(ep->ia, ep->pz, h->stag, h->to, h->payload_len,
 			      RAPT_MEM_REMOTE_WRITE, &ecode))
 		return rx_term(ep, p, TCP_TERM_LAYER_DDP, TCP_TERM_DDP_TAGGED,
 			       ddp_tagged_code(ecode), false);
@@ -359,9 +362,11 @@ static int rx_hdr_rreq(struct tcp_ep *ep, const uint8_t *p)
 	if (rx->h.msn != rx->msn_rreq)
 		return rx_term(ep, p, TCP_TERM_LAYER_DDP, TCP_TERM_DDP_UNTAGGED,
 			       TCP_TERM_DDP_U_MSN_RANGE, false);
-	if (r->size && !tcp_rkey_resolve(ep->ia, r->src_stag, r->src_to,
-					 r->size, RAPT_MEM_REMOTE_READ,
-					 &ecode))
+	/* A source region of another PZ: ecode is RFC 5040's "STag not
+	 * associated with RDMAP Stream" (layer 0, type 1, code 0x03). */
+	if (r->size && !tcp_rkey_resolve(ep->ia, ep->pz, r->src_stag,
+					 r->src_to, r->size,
+					 RAPT_MEM_REMOTE_READ, &ecode))
 		return rx_term(ep, p, TCP_TERM_LAYER_RDMAP,
 			       TCP_TERM_RDMAP_PROTECTION, ecode, true);
 	memcpy(rx->rreq_raw, p, sizeof(rx->rreq_raw));
@@ -504,7 +509,7 @@ static int rx_target(struct tcp_ep *ep, uint32_t len, struct iovec *iov,
 	*niov = 0;
 	if (rx->kind != RX_WRITE)
 		return rx_sgl(ep, rx_wr(ep), len, iov, niov);
-	p = tcp_mem_rkey(ep->ia, rx->h.stag, rx->to, len,
+	p = tcp_mem_rkey(ep->ia, ep->pz, rx->h.stag, rx->to, len,
 			 RAPT_MEM_REMOTE_WRITE, &ecode, &rx->pins[0]);
 	if (!p)
 		return rx_term(ep, NULL, TCP_TERM_LAYER_DDP,
@@ -592,6 +597,7 @@ static int rx_place_direct(struct tcp_ep *ep)
 		rx_unpin(rx);
 		return rx_result(ep, got);
 	}
+	rx->reads++;
 	placed = (size_t)got < want ? (uint32_t)got : want;
 	if (ep->crc)
 		for (i = 0, n = placed; i < niov && n; i++) {
@@ -635,14 +641,21 @@ static int rx_recv_done(struct tcp_ep *ep)
 	struct tcp_wr *wr = tcp_wrq_head(&ep->rq);
 	uint8_t op = rx->h.opcode;
 	uint32_t flags = 0, inv = 0;
+	int ret;
 
 	rx->msn_send++;
 	if (op == TCP_RDMAP_SEND_SE || op == TCP_RDMAP_SEND_SE_INV)
 		flags |= RAPT_DTO_SOLICITED;
 	if (op == TCP_RDMAP_SEND_INV || op == TCP_RDMAP_SEND_SE_INV) {
-		if (tcp_rkey_invalidate(ep->ia, rx->h.inv_stag))
+		/* A region of another PZ: RFC 5040's "STag cannot be
+		 * invalidated" as a protection error (layer 0, type 1,
+		 * code 0x09), as siw and irdma report a PD mismatch. */
+		ret = tcp_rkey_invalidate(ep->ia, ep->pz, rx->h.inv_stag);
+		if (ret)
 			return rx_term(ep, NULL, TCP_TERM_LAYER_RDMAP,
 				       TCP_TERM_RDMAP_PROTECTION,
+				       ret == RAPT_EACCES ?
+				       TCP_TERM_RDMAP_CANNOT_INVALIDATE :
 				       TCP_TERM_RDMAP_INVALID_STAG, false);
 		flags |= RAPT_DTO_INVALIDATED;
 		inv = rx->h.inv_stag;
@@ -775,17 +788,17 @@ static int rx_step(struct tcp_ep *ep)
  * transmit path once if the FPDUs read gave it work (Read Responses, a
  * read that unblocks a FENCE, sends held for an MPA rev 1 peer).
  *
- * Return: the number of DTO events pushed.
+ * Return: 1 if the socket had anything, 0 if not.
  */
 int tcp_rx_progress(struct tcp_ep *ep)
 {
 	struct tcp_rx *rx = ep->rx;
-	uint32_t ev0;
+	uint32_t r0;
 	int ret;
 
 	if (!rx || !rx_open(ep))
 		return 0;
-	ev0 = rx->events;
+	r0 = rx->reads;
 	rx->drained = false;
 	do {
 		ret = rx_step(ep);
@@ -794,5 +807,5 @@ int tcp_rx_progress(struct tcp_ep *ep)
 		rx->kick = false;
 		tcp_tx_progress(ep);
 	}
-	return (int)(rx->events - ev0);
+	return rx->reads != r0;
 }

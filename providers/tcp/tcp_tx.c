@@ -213,13 +213,19 @@ struct tcp_wr *tcp_wrq_reserve(struct tcp_wrq *q, int *err)
 /* Set-up and tear-down                                                */
 /* ------------------------------------------------------------------ */
 
+/* Unpredictable enough for a sink STag base: xorshift32, seeded once per
+ * thread from getrandom() (not a syscall per EP). */
 static uint32_t tx_random(void)
 {
-	uint32_t r = 0;
+	static __thread uint32_t x;
 
-	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
-		r = (uint32_t)(uintptr_t)&r * 2654435761u;
-	return r;
+	if (!x && (getrandom(&x, sizeof(x), GRND_NONBLOCK) != sizeof(x) ||
+		   !x))
+		x = (uint32_t)(uintptr_t)&x * 2654435761u | 1;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return x;
 }
 
 /**
@@ -854,8 +860,9 @@ static void put_rresp_fpdu(struct tcp_ep *ep)
 	if (n > room)
 		n = room;
 	if (n) {
-		p = tcp_mem_rkey(ep->ia, r->src_stag, r->src_to + r->done, n,
-				 RAPT_MEM_REMOTE_READ, &ecode, &pin);
+		p = tcp_mem_rkey(ep->ia, ep->pz, r->src_stag,
+				 r->src_to + r->done, n, RAPT_MEM_REMOTE_READ,
+				 &ecode, &pin);
 		if (!p) {
 			/* The region went away while we answered. */
 			tx_fatal(ep, TCP_TERM_LAYER_RDMAP,

@@ -507,17 +507,40 @@ static int run_fence(void)
 /* Errors                                                              */
 /* ------------------------------------------------------------------ */
 
-enum { BAD_RKEY, BAD_PAST_END, BAD_BEFORE, BAD_RIGHTS };
+enum { BAD_RKEY, BAD_PAST_END, BAD_BEFORE, BAD_RIGHTS, BAD_PZ };
+
+/* A second PZ of @s's IA, and @s's region registered in it again with
+ * every right: its rkey and raddr are good, only not for an EP of @s->pz. */
+struct other_pz {
+	struct rapt_pz *pz;
+	struct rapt_lmr *lmr;
+	struct rapt_lmr_info mr;
+};
+
+static int other_pz_open(struct side *s, struct other_pz *o)
+{
+	TOK(rapt_pz_create(s->ia, &o->pz));
+	TOK(rapt_lmr_create(o->pz, s->mem, s->len, ACC_ALL, &o->lmr, &o->mr));
+	return 0;
+}
+
+static int other_pz_close(struct other_pz *o)
+{
+	TOK(rapt_lmr_free(o->lmr));
+	TOK(rapt_pz_free(o->pz));
+	return 0;
+}
 
 /*
  * A remote access violation: the target writes nothing, both sides see
- * BROKEN.  A read completes REMOTE_ACCESS; a write completes at transmit
- * (iWARP has no acknowledgement), so it is SUCCESS or REMOTE_ACCESS
- * depending on timing, never FLUSHED-then-silence.
+ * BROKEN.  A read completes REMOTE_ACCESS and places nothing; a write
+ * completes at transmit (iWARP has no acknowledgement), so it is SUCCESS
+ * or REMOTE_ACCESS depending on timing, never FLUSHED-then-silence.
  */
 static int violation(int kind, bool read)
 {
 	uint32_t access = ACC_ALL, rkey;
+	struct other_pz o = { 0 };
 	struct rapt_event ev;
 	struct rapt_sge g;
 	struct conn c;
@@ -533,6 +556,12 @@ static int violation(int kind, bool read)
 	rkey = c.p.mr.rkey ^ (kind == BAD_RKEY ? 0x10 : 0);
 	raddr = c.p.mr.raddr + (kind == BAD_PAST_END ? 4096 - 99 : 0) -
 		(kind == BAD_BEFORE ? 1 : 0);
+	if (kind == BAD_PZ) {
+		if (other_pz_open(&c.p, &o))
+			return -1;
+		rkey = o.mr.rkey;
+		raddr = o.mr.raddr;
+	}
 	g = sge(&c.a, 0, 100);
 	if (read)
 		TOK(rapt_ep_post_read(c.a.ep, &g, 1, 7, raddr, rkey, 0));
@@ -549,7 +578,15 @@ static int violation(int kind, bool read)
 	if (ev_wait(&c.a, RAPT_EV_BROKEN, &ev) ||
 	    ev_wait(&c.p, RAPT_EV_BROKEN, &ev) || untouched(&c.p, 0, 0))
 		return -1;
+	if (read) {
+		uint8_t want[100];
+
+		fill(want, sizeof(want), 1);
+		T(!memcmp(c.a.mem, want, sizeof(want)));
+	}
 	T(rapt_ep_post_send(c.a.ep, &g, 1, 8, 0) == RAPT_ESTATE);
+	if (kind == BAD_PZ && other_pz_close(&o))
+		return -1;
 	return conn_close(&c);
 }
 
@@ -561,6 +598,12 @@ static int run_violations(void)
 		if (violation(kind, false) || violation(kind, true))
 			return -1;
 	return 0;
+}
+
+/* An rkey of another PZ of the target's IA: refused like a bad key. */
+static int run_other_pz(void)
+{
+	return violation(BAD_PZ, false) || violation(BAD_PZ, true) ? -1 : 0;
 }
 
 /* iWARP has no RNR: a Send that finds no receive breaks the connection
@@ -644,6 +687,33 @@ static int run_send_inv(void)
 	if (ev_wait(&c.p, RAPT_EV_BROKEN, &ev))
 		return -1;
 	T(c.p.mem[1000] == 0xcc);
+	return conn_close(&c);
+}
+
+/* Send with Invalidate naming an rkey of another PZ of the target's IA:
+ * refused (a Terminate), the receive does not complete, both sides see
+ * BROKEN. */
+static int run_send_inv_other_pz(void)
+{
+	struct other_pz o = { 0 };
+	struct rapt_event ev;
+	struct rapt_sge g, r;
+	struct conn c;
+
+	if (conn_open(&c, 4096, 4096, ACC_ALL, NULL, NULL) ||
+	    other_pz_open(&c.p, &o))
+		return -1;
+	r = sge(&c.p, 0, 100);
+	TOK(rapt_ep_post_recv(c.p.ep, &r, 1, 1));
+	g = sge(&c.a, 0, 10);
+	TOK(rapt_ep_post_send_inv(c.a.ep, &g, 1, 3, 0, o.mr.rkey));
+	if (dto_wait(&c.p, RAPT_OP_RECV, RAPT_DTO_FLUSHED, 1, &ev) ||
+	    ev_wait(&c.p, RAPT_EV_BROKEN, &ev) ||
+	    ev_wait(&c.a, RAPT_EV_DTO, &ev))
+		return -1;
+	T(ev.u.dto.cookie == 3);
+	if (ev_wait(&c.a, RAPT_EV_BROKEN, &ev) || other_pz_close(&o))
+		return -1;
 	return conn_close(&c);
 }
 
@@ -858,9 +928,11 @@ CASE(run_rdma_offsets)
 CASE(run_rdma_big)
 CASE(run_fence)
 CASE(run_violations)
+CASE(run_other_pz)
 CASE(run_no_receive)
 CASE(run_too_long)
 CASE(run_send_inv)
+CASE(run_send_inv_other_pz)
 CASE(run_passive_first)
 CASE(run_flush)
 CASE(run_park_before)
@@ -878,9 +950,12 @@ static const struct {
 	{ "4 MiB RDMA writes and read", cu_run_rdma_big },
 	{ "FENCE waits for earlier reads", cu_run_fence },
 	{ "remote access violations", cu_run_violations },
+	{ "rkey of a region in another PZ", cu_run_other_pz },
 	{ "send with no posted receive", cu_run_no_receive },
 	{ "message longer than the receive", cu_run_too_long },
 	{ "send with invalidate", cu_run_send_inv },
+	{ "send with invalidate of another PZ's rkey",
+	  cu_run_send_inv_other_pz },
 	{ "passive side sends right after ESTABLISHED",
 	  cu_run_passive_first },
 	{ "disconnect flushes receives in order", cu_run_flush },

@@ -2,7 +2,8 @@
 /*
  * tcp provider: unit tests of the STag table (tcp_mem.c), linked in
  * directly: key shape and uniqueness, O(1) lookup, bounds, rights,
- * invalidation, reuse after free, and lmr_free waiting for a pin.
+ * invalidation, the PZ association, reuse after free, and lmr_free
+ * waiting for a pin.
  */
 #include "config.h"
 
@@ -92,39 +93,44 @@ static void test_bounds_rights(void)
 	mr = reg(region + 100, 1000, RAPT_MEM_REMOTE_WRITE |
 		 RAPT_MEM_LOCAL_WRITE, &info);
 	/* whole region, one byte at each end, zero bytes at the end */
-	CU_ASSERT_PTR_EQUAL(tcp_rkey_resolve(&ia, info.rkey, base, 1000,
+	CU_ASSERT_PTR_EQUAL(tcp_rkey_resolve(&ia, NULL, info.rkey, base, 1000,
 					     RAPT_MEM_REMOTE_WRITE, &ecode),
 			    region + 100);
-	CU_ASSERT_PTR_NOT_NULL(tcp_rkey_resolve(&ia, info.rkey, base + 999, 1,
+	CU_ASSERT_PTR_NOT_NULL(tcp_rkey_resolve(&ia, NULL, info.rkey,
+						base + 999, 1,
 						RAPT_MEM_REMOTE_WRITE, &ecode));
-	CU_ASSERT_PTR_NOT_NULL(tcp_rkey_resolve(&ia, info.rkey, base + 1000, 0,
+	CU_ASSERT_PTR_NOT_NULL(tcp_rkey_resolve(&ia, NULL, info.rkey,
+						base + 1000, 0,
 						RAPT_MEM_REMOTE_WRITE, &ecode));
 	/* one byte out on either side */
-	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, info.rkey, base - 1, 1,
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, info.rkey, base - 1, 1,
 					    RAPT_MEM_REMOTE_WRITE, &ecode));
 	CU_ASSERT_EQUAL(ecode, TCP_TERM_RDMAP_BASE_BOUNDS);
-	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, info.rkey, base + 1, 1000,
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, info.rkey,
+					    base + 1, 1000,
 					    RAPT_MEM_REMOTE_WRITE, &ecode));
 	CU_ASSERT_EQUAL(ecode, TCP_TERM_RDMAP_BASE_BOUNDS);
-	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, info.rkey, base, 1ull << 40,
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, info.rkey,
+					    base, 1ull << 40,
 					    RAPT_MEM_REMOTE_WRITE, &ecode));
 	/* a TO that wraps */
-	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, info.rkey, UINT64_MAX - 3, 8,
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, info.rkey,
+					    UINT64_MAX - 3, 8,
 					    RAPT_MEM_REMOTE_WRITE, &ecode));
 	CU_ASSERT_EQUAL(ecode, TCP_TERM_RDMAP_TO_WRAP);
 	/* rights */
-	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, info.rkey, base, 10,
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, info.rkey, base, 10,
 					    RAPT_MEM_REMOTE_READ, &ecode));
 	CU_ASSERT_EQUAL(ecode, TCP_TERM_RDMAP_ACCESS);
 	/* wrong keys: the lkey is no rkey, a neighbour key is nothing */
-	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, info.lkey, base, 10,
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, info.lkey, base, 10,
 					    RAPT_MEM_REMOTE_WRITE, &ecode));
 	CU_ASSERT_EQUAL(ecode, TCP_TERM_RDMAP_INVALID_STAG);
-	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, info.rkey ^ 1, base, 10,
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, info.rkey ^ 1, base, 10,
 					    RAPT_MEM_REMOTE_WRITE, &ecode));
-	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, 0, base, 0,
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, 0, base, 0,
 					    RAPT_MEM_REMOTE_WRITE, &ecode));
-	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, TCP_RTR_STAG, base, 0,
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, TCP_RTR_STAG, base, 0,
 					    RAPT_MEM_REMOTE_WRITE, &ecode));
 	/* local keys */
 	p = tcp_mem_lkey(&ia, info.lkey, base + 10, 20, RAPT_MEM_LOCAL_WRITE,
@@ -164,18 +170,19 @@ static void test_free_reuse(void)
 
 	mr = reg(region, 64, RAPT_MEM_REMOTE_READ, &a);
 	CU_ASSERT_EQUAL(tcp_lmr_free(mr), 0);
-	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, a.rkey, (uintptr_t)region, 1,
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, a.rkey,
+					    (uintptr_t)region, 1,
 					    RAPT_MEM_REMOTE_READ, &ecode));
 	CU_ASSERT_EQUAL(ecode, TCP_TERM_RDMAP_INVALID_STAG);
 	for (i = 0; i < 100; i++) {
 		mr = reg(region, 64, RAPT_MEM_REMOTE_READ, &b);
 		CU_ASSERT_NOT_EQUAL(b.rkey, a.rkey);
 		CU_ASSERT_NOT_EQUAL(b.lkey, a.lkey);
-		CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, a.rkey,
+		CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, a.rkey,
 						    (uintptr_t)region, 1,
 						    RAPT_MEM_REMOTE_READ,
 						    &ecode));
-		CU_ASSERT_PTR_NOT_NULL(tcp_rkey_resolve(&ia, b.rkey,
+		CU_ASSERT_PTR_NOT_NULL(tcp_rkey_resolve(&ia, NULL, b.rkey,
 							(uintptr_t)region, 1,
 							RAPT_MEM_REMOTE_READ,
 							&ecode));
@@ -192,21 +199,65 @@ static void test_invalidate(void)
 
 	mr = reg(region, 64, RAPT_MEM_REMOTE_WRITE | RAPT_MEM_LOCAL_WRITE,
 		 &info);
-	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, info.rkey), 0);
-	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, info.rkey, (uintptr_t)region,
+	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, NULL, info.rkey), 0);
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, info.rkey,
+					    (uintptr_t)region,
 					    1, RAPT_MEM_REMOTE_WRITE, &ecode));
 	/* the lkey still works; invalidating twice is fine; unknown keys
 	 * and lkeys are refused */
 	CU_ASSERT_PTR_NOT_NULL(tcp_mem_lkey(&ia, info.lkey, (uintptr_t)region,
 					    1, RAPT_MEM_LOCAL_WRITE, &pin));
 	tcp_mem_put(pin);
-	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, info.rkey), 0);
-	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, info.rkey ^ 0x5),
+	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, NULL, info.rkey), 0);
+	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, NULL, info.rkey ^ 0x5),
 			RAPT_ENOENT);
-	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, info.lkey), RAPT_ENOENT);
-	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, 0), RAPT_ENOENT);
+	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, NULL, info.lkey), RAPT_ENOENT);
+	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, NULL, 0), RAPT_ENOENT);
 	CU_ASSERT_EQUAL(tcp_lmr_free(mr), 0);
-	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, info.rkey), RAPT_ENOENT);
+	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, NULL, info.rkey), RAPT_ENOENT);
+}
+
+/* A key serves only EPs of its region's PZ: another PZ gets "not
+ * associated" before bounds or rights are looked at, and cannot
+ * invalidate it. */
+static void test_pz(void)
+{
+	static const struct tcp_pz pz_a, pz_b;
+	struct rapt_lmr_info info;
+	struct tcp_stag_slot *pin;
+	uint8_t ecode = 0xaa;
+	void *mr = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(tcp_lmr_create(&ia, (void *)&pz_a, region, 64,
+					     RAPT_MEM_REMOTE_WRITE |
+					     RAPT_MEM_REMOTE_READ, &info,
+					     &mr), 0);
+	CU_ASSERT_PTR_NOT_NULL(tcp_rkey_resolve(&ia, &pz_a, info.rkey,
+						(uintptr_t)region, 64,
+						RAPT_MEM_REMOTE_READ, &ecode));
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, &pz_b, info.rkey,
+					    (uintptr_t)region, 64,
+					    RAPT_MEM_REMOTE_READ, &ecode));
+	CU_ASSERT_EQUAL(ecode, TCP_TERM_RDMAP_STAG_NOT_ASSOC);
+	ecode = 0xaa;
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, info.rkey,
+					    (uintptr_t)region + 60, 64,
+					    RAPT_MEM_REMOTE_WRITE, &ecode));
+	CU_ASSERT_EQUAL(ecode, TCP_TERM_RDMAP_STAG_NOT_ASSOC);
+	CU_ASSERT_PTR_NULL(tcp_mem_rkey(&ia, &pz_b, info.rkey,
+					(uintptr_t)region, 1,
+					RAPT_MEM_REMOTE_WRITE, &ecode, &pin));
+	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, &pz_b, info.rkey),
+			RAPT_EACCES);
+	CU_ASSERT_PTR_NOT_NULL(tcp_rkey_resolve(&ia, &pz_a, info.rkey,
+						(uintptr_t)region, 1,
+						RAPT_MEM_REMOTE_WRITE, &ecode));
+	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, &pz_a, info.rkey), 0);
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, &pz_a, info.rkey,
+					    (uintptr_t)region, 1,
+					    RAPT_MEM_REMOTE_WRITE, &ecode));
+	CU_ASSERT_EQUAL(ecode, TCP_TERM_RDMAP_INVALID_STAG);
+	CU_ASSERT_EQUAL(tcp_lmr_free(mr), 0);
 }
 
 struct free_arg {
@@ -235,7 +286,7 @@ static void test_free_waits_for_pin(void)
 	int i;
 
 	a.mr = reg(region, 64, RAPT_MEM_REMOTE_WRITE, &info);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(tcp_mem_rkey(&ia, info.rkey,
+	CU_ASSERT_PTR_NOT_NULL_FATAL(tcp_mem_rkey(&ia, NULL, info.rkey,
 						  (uintptr_t)region, 64,
 						  RAPT_MEM_REMOTE_WRITE, &ecode,
 						  &pin));
@@ -244,7 +295,8 @@ static void test_free_waits_for_pin(void)
 		usleep(1000);
 		CU_ASSERT_EQUAL(atomic_load(&a.done), 0);
 	}
-	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, info.rkey, (uintptr_t)region,
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, info.rkey,
+					    (uintptr_t)region,
 					    1, RAPT_MEM_REMOTE_WRITE, &ecode));
 	tcp_mem_put(pin);
 	pthread_join(th, NULL);
@@ -263,6 +315,7 @@ int main(void)
 	CU_add_test(s, "bounds and rights", test_bounds_rights);
 	CU_add_test(s, "free and reuse", test_free_reuse);
 	CU_add_test(s, "invalidate", test_invalidate);
+	CU_add_test(s, "PZ association", test_pz);
 	CU_add_test(s, "free waits for a pin", test_free_waits_for_pin);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
