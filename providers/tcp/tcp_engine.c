@@ -51,7 +51,7 @@
 #define ENGINE_BATCH 64
 /* The engine thread stands aside while a consumer drove a pass this
  * recently, and looks again after TCP_ASIDE_NS. */
-#define TCP_DRIVE_IDLE_NS	100000ull
+#define TCP_DRIVE_IDLE_NS	500000ull
 #define TCP_ASIDE_MS		1
 
 /* A deferred function: heap-allocated (defer) or on a waiter's stack (call). */

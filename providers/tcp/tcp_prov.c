@@ -39,11 +39,11 @@
 #define TCP_SPIN_IDLE_NS	100000ull
 /* evd_progress looks at an EP that had nothing this many times in a row
  * only once in TCP_IDLE_EVERY calls. */
-#define TCP_IDLE_POLLS		16
+#define TCP_IDLE_POLLS		200
 #define TCP_IDLE_EVERY		8u
 /* A spinning evd_progress that ran a data path drives the engine once in
  * this many calls (mask); one that did not drives every time. */
-#define TCP_DRIVE_EVERY_MASK	15u
+#define TCP_DRIVE_EVERY_MASK	31u
 
 #define TCP_CAPS (RAPT_CAP_RDMA_WRITE | RAPT_CAP_RDMA_READ |		\
 		  RAPT_CAP_INLINE | RAPT_CAP_SOLICITED |		\
