@@ -46,6 +46,9 @@
 /* The largest MPA frame we send or accept: siw's 256 bytes of pdata. */
 #define CM_FRAME_MAX		(TCP_MPA_HDR_LEN + TCP_MPA_PD_LIMIT)
 #define CM_LISTEN_BACKLOG	4096
+/* The active side from connect() to the MPA reply: edge-triggered, since
+ * the reply is peeked until whole (3.2 in docs/tcp-provider.md). */
+#define CM_ACTIVE_EVENTS	(EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
 #define CM_ACCEPT_BATCH		64	/* accept4() retries (EINTR, aborts) */
 #define CM_ACCEPT_RETRY_MS	100	/* out of file descriptors */
 #define CM_RTR_WAIT_MS		10000	/* reply sent, RTR due */
@@ -827,8 +830,8 @@ static void cm_connected(struct tcp_ep *ep, uint32_t events)
 	ep->max_ulpdu = cm_max_ulpdu(ep->io.fd);
 	ep->cap = tcp_cap_open(ep->io.fd);
 	ep->state = TCP_EP_MPA_REQ_SENT;
-	ret = tcp_engine_mod(ep->ia->eng, &ep->io,
-			     EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET);
+	ret = ep->io.events == CM_ACTIVE_EVENTS ? 0 :
+	      tcp_engine_mod(ep->ia->eng, &ep->io, CM_ACTIVE_EVENTS);
 	if (ret) {
 		cm_end(ep, true, RAPT_EV_NON_PEER_REJECTED,
 		       RAPT_REJECT_RESOURCES, ret, NULL, 0);
@@ -1271,7 +1274,9 @@ static int ep_connect_start(struct tcp_ep *ep, int fd,
 		cm_connect_failed(ep, errno);
 		return 0;
 	}
-	ret = tcp_engine_add(ep->ia->eng, &ep->io, EPOLLOUT);
+	/* Registered at once as the MPA exchange wants it (cm_connected):
+	 * the connect's completion is the first EPOLLOUT edge. */
+	ret = tcp_engine_add(ep->ia->eng, &ep->io, CM_ACTIVE_EVENTS);
 	if (ret) {
 		ep->io.fd = -1;
 		ep->state = TCP_EP_IDLE;
@@ -1566,8 +1571,7 @@ static void psp_new_request(struct tcp_psp *psp, int fd,
 	cr = calloc(1, sizeof(*cr));
 	if (!cr)
 		goto err;
-	sock_nodelay(fd);
-	cm_sa_set(&cr->raddr, peer);
+	cm_sa_set(&cr->raddr, peer);	/* TCP_NODELAY: the listener's */
 	cr->io.fd = fd;
 	cr->io.handler = cr_io;
 	cr->cap = tcp_cap_open(fd);
@@ -1647,6 +1651,8 @@ static int psp_listen(const struct sockaddr_storage *addr)
 	if (fd < 0)
 		goto err;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* Linux copies it to every accepted socket: no setsockopt each. */
+	sock_nodelay(fd);
 	if (bind(fd, (const struct sockaddr *)addr, sa_len(addr->ss_family)) ||
 	    listen(fd, CM_LISTEN_BACKLOG))
 		goto err_close;
