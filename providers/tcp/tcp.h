@@ -424,6 +424,7 @@ bool tcp_tx_idle(struct tcp_ep *ep);
 /* tcp_rx.c: read and process what the socket has; with ep->lock held.
  * Returns the number of events pushed (>= 0). */
 int tcp_rx_progress(struct tcp_ep *ep);
+bool tcp_rx_seasoned(const struct tcp_ep *ep);
 
 /* Completion helper (tcp_rx.c): push a DTO event for @wr on @evd. */
 void tcp_complete(struct tcp_ep *ep, struct tcp_evd *evd,

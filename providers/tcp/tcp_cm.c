@@ -914,7 +914,7 @@ static void ep_unpark(struct tcp_ep *ep)
 void tcp_cm_park(struct tcp_ep *ep)
 {
 	if (cm_open(ep) && !ep->freeing && !ep->parked &&
-	    (ep->io.events & EPOLLIN))
+	    (ep->io.events & EPOLLIN) && tcp_rx_seasoned(ep))
 		ep_park(ep);
 }
 
@@ -940,7 +940,8 @@ static void cm_data_io(struct tcp_ep *ep, uint32_t events)
 		tcp_rx_progress(ep);
 	/* Data only, and a consumer spins on our EVDs: it will take the
 	 * next bytes itself, so do not wake for them. */
-	if (events == EPOLLIN && cm_open(ep) && !ep->parked && ep_polled(ep))
+	if (events == EPOLLIN && cm_open(ep) && !ep->parked &&
+	    tcp_rx_seasoned(ep) && ep_polled(ep))
 		ep_park(ep);
 	if (cm_open(ep) && (events & EPOLLOUT))
 		tcp_tx_progress(ep);

@@ -37,6 +37,7 @@
 
 #define RX_BUF		512	/* staging: headers, trailers, small data */
 #define RX_DIRECT_MIN	256	/* payload left above which recvmsg places */
+#define RX_PARK_AFTER	4	/* reads before the EP may be parked */
 
 enum rx_state {
 	RX_HDR = 0,
@@ -778,6 +779,19 @@ static int rx_step(struct tcp_ep *ep)
 			return rx_fill(ep, rx->tlen);
 		return rx_trailer(ep);
 	}
+}
+
+/**
+ * tcp_rx_seasoned - whether @ep has read data often enough to be parked
+ * @ep: the EP, locked
+ *
+ * Parking (tcp_cm.c) saves the engine a wakeup per message of a busy
+ * connection; for one that has moved almost nothing (a connection set up
+ * and torn down at once) it would only cost two epoll_ctl calls.
+ */
+bool tcp_rx_seasoned(const struct tcp_ep *ep)
+{
+	return ep->rx && ep->rx->reads >= RX_PARK_AFTER;
 }
 
 /**
