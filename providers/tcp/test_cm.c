@@ -30,29 +30,11 @@
 
 #include <rapt/rapt.h>
 
+#include "tests/scenario.h"
+
 #define EV_MS		5000	/* generous: the machine is shared */
 #define PD_FRAMED	248	/* 252 raw MPA bytes minus rapt's header */
 #define PD_RAW		252
-
-/* Report and fail a scenario; scenarios return 0 or -1. */
-#define T(cond)								\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "%s:%d: %s\n", __FILE__,	\
-				__LINE__, #cond);			\
-			return -1;					\
-		}							\
-	} while (0)
-#define TOK(call)							\
-	do {								\
-		int t_ret_ = (call);					\
-		if (t_ret_) {						\
-			fprintf(stderr, "%s:%d: %s: %s (%s)\n",		\
-				__FILE__, __LINE__, #call,		\
-				rapt_strerror(t_ret_), rapt_last_error()); \
-			return -1;					\
-		}							\
-	} while (0)
 
 /* ------------------------------------------------------------------ */
 /* Helpers                                                             */

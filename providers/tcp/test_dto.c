@@ -24,28 +24,11 @@
 
 #include <rapt/rapt.h>
 
+#include "tests/scenario.h"
+
 #define EV_US	5000000		/* generous: the machine is shared */
 #define GUARD	64
 #define MIB	(1u << 20)
-
-#define T(cond)								\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "%s:%d: %s\n", __FILE__,	\
-				__LINE__, #cond);			\
-			return -1;					\
-		}							\
-	} while (0)
-#define TOK(call)							\
-	do {								\
-		int t_ret_ = (call);					\
-		if (t_ret_) {						\
-			fprintf(stderr, "%s:%d: %s: %s (%s)\n",		\
-				__FILE__, __LINE__, #call,		\
-				rapt_strerror(t_ret_), rapt_last_error()); \
-			return -1;					\
-		}							\
-	} while (0)
 
 /* ------------------------------------------------------------------ */
 /* Fixture                                                             */
