@@ -50,9 +50,11 @@
 
 #define ENGINE_BATCH 64
 /* The engine thread stands aside while a consumer drove a pass this
- * recently, and looks again after TCP_ASIDE_NS. */
+ * recently, and looks again every TCP_ASIDE_MS meanwhile. */
 #define TCP_DRIVE_IDLE_NS	500000ull
 #define TCP_ASIDE_MS		1
+/* Retired objects waiting for the engine thread's batch: more wake it. */
+#define TCP_GRAVEYARD_MAX	64
 
 /* A deferred function: heap-allocated (defer) or on a waiter's stack (call). */
 struct tcp_defer {
@@ -71,6 +73,7 @@ struct tcp_engine {
 	struct tcp_timer *tfirst, *tlast;
 	struct tcp_defer *dfirst, *dlast;
 	struct tcp_retire *graveyard;	/* retired while a batch was held */
+	uint32_t ngrave;
 	bool holding;			/* the thread holds a collected batch */
 	bool stop;
 	struct tcp_io evio;		/* the eventfd's registration */
@@ -389,6 +392,8 @@ static void defers_run(struct tcp_engine *eng)
 void tcp_engine_retire(struct tcp_engine *eng, struct tcp_retire *r,
 		       const struct tcp_io *io, void (*fn)(void *), void *arg)
 {
+	bool wake = false;
+
 	r->io = io;
 	r->fn = fn;
 	r->arg = arg;
@@ -397,10 +402,15 @@ void tcp_engine_retire(struct tcp_engine *eng, struct tcp_retire *r,
 		r->next = eng->graveyard;
 		eng->graveyard = r;
 		r = NULL;
+		/* A thread asleep in epoll_wait frees them only when it
+		 * wakes: bound what an idle IA can pile up. */
+		wake = ++eng->ngrave == TCP_GRAVEYARD_MAX;
 	}
 	pthread_mutex_unlock(&eng->lock);
 	if (r)
 		fn(arg);
+	else if (wake)
+		engine_wake(eng);
 }
 
 /* The engine thread, under run: drop events of retired objects. */
@@ -426,6 +436,7 @@ static void graveyard_free(struct tcp_engine *eng)
 	pthread_mutex_lock(&eng->lock);
 	r = eng->graveyard;
 	eng->graveyard = NULL;
+	eng->ngrave = 0;
 	eng->holding = false;
 	pthread_mutex_unlock(&eng->lock);
 	for (; r; r = next) {
