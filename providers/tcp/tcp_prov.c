@@ -452,7 +452,7 @@ static int tcp_evd_progress(void *pevd)
 	struct tcp_evd *evd = pevd;
 	struct tcp_ep *ep;
 	uint32_t i, n, own = 0;
-	bool spin;
+	bool spin, drive;
 
 	if (!evd)
 		return 0;
@@ -479,12 +479,13 @@ static int tcp_evd_progress(void *pevd)
 		}
 		pthread_mutex_unlock(&ep->lock);
 	}
-	pthread_mutex_unlock(&evd->lock);
 	/* A busy-poll loop runs the engine's passes itself: listeners,
 	 * handshakes, closes and timers, with no thread switch.  One that
 	 * moves data drives only now and then: that keeps a syscall off its
-	 * round trip. */
-	if (spin && (!own || !(++evd->drive_tick & TCP_DRIVE_EVERY_MASK)))
+	 * round trip.  (The tick is the EVD's: counted under its lock.) */
+	drive = spin && (!own || !(++evd->drive_tick & TCP_DRIVE_EVERY_MASK));
+	pthread_mutex_unlock(&evd->lock);
+	if (drive)
 		tcp_engine_drive(evd->ia->eng);
 	/* Spinning on no data path (a CR, a handshake, both of which need
 	 * the peer's): let it have this CPU now rather than after a time
