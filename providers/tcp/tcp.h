@@ -89,6 +89,7 @@ struct tcp_engine;
 struct tcp_io {
 	int fd;
 	uint32_t events;	/* registered interest */
+	bool registered;	/* in the engine's epoll set */
 	void (*handler)(struct tcp_io *io, uint32_t events);
 };
 
@@ -111,7 +112,8 @@ int tcp_engine_start(struct tcp_engine **eng);
 void tcp_engine_stop(struct tcp_engine *eng);
 int tcp_engine_add(struct tcp_engine *eng, struct tcp_io *io, uint32_t events);
 int tcp_engine_mod(struct tcp_engine *eng, struct tcp_io *io, uint32_t events);
-void tcp_engine_del(struct tcp_engine *eng, struct tcp_io *io);
+/* Unregister @io and close its socket, with an RST if @abort. */
+void tcp_engine_close(struct tcp_engine *eng, struct tcp_io *io, bool abort);
 void tcp_timer_arm(struct tcp_engine *eng, struct tcp_timer *t,
 		   uint64_t delay_ns);
 void tcp_timer_cancel(struct tcp_engine *eng, struct tcp_timer *t);
@@ -177,6 +179,7 @@ struct tcp_evd {
 	/* Spin detection (tcp_prov.c), written under the lock: */
 	uint32_t poll_streak;		/* calls in a row close together */
 	uint32_t drive_tick;		/* spinning calls that moved data */
+	uint32_t yield_tick;		/* spinning calls that did not */
 	/* Read by the engine without the lock: */
 	_Atomic uint64_t poll_last_ns;	/* last evd_progress call */
 	_Atomic uint64_t spin_until_ns;	/* a consumer spins on it till then */
@@ -324,8 +327,10 @@ struct tcp_ep {
 	uint16_t ird, ord;		/* negotiated */
 	uint32_t max_ulpdu;		/* ULPDU bytes (DDP/RDMAP header and
 					 * payload) per FPDU so that one FPDU
-					 * fills one MSS; set before RTR_WAIT
-					 * or RTS */
+					 * fills one MSS; 0: the largest */
+	bool mss_due;			/* max_ulpdu still to be read from the
+					 * socket (tcp_tx.c, on the first
+					 * message that needs it) */
 	struct tcp_timer timer;		/* tcp_cm.c: connect, RTR and close
 					 * timeouts */
 	struct tcp_wrq sq;		/* sends, writes, reads in order */

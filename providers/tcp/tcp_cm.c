@@ -45,10 +45,12 @@
 
 /* The largest MPA frame we send or accept: siw's 256 bytes of pdata. */
 #define CM_FRAME_MAX		(TCP_MPA_HDR_LEN + TCP_MPA_PD_LIMIT)
+/* A frame is read with room for one byte more: bytes behind it show. */
+#define CM_READ_MAX		(CM_FRAME_MAX + 1)
 #define CM_LISTEN_BACKLOG	4096
-/* The active side from connect() to the MPA reply: edge-triggered, since
- * the reply is peeked until whole (3.2 in docs/tcp-provider.md). */
-#define CM_ACTIVE_EVENTS	(EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
+/* An EP's registration from its MPA exchange to its close (level-
+ * triggered; EPOLLOUT added only while a frame or FPDUs wait for room). */
+#define CM_EP_EVENTS		(EPOLLIN | EPOLLRDHUP)
 #define CM_ACCEPT_BATCH		64	/* accept4() retries (EINTR, aborts) */
 #define CM_ACCEPT_RETRY_MS	100	/* out of file descriptors */
 #define CM_RTR_WAIT_MS		10000	/* reply sent, RTR due */
@@ -56,6 +58,7 @@
 #define CM_NS_PER_MS		1000000ull
 #define CM_NS_PER_US		1000ull
 #define CM_PARK_NS		1000000ull	/* parked EP: look again */
+#define CM_CR_WATCH_NS		1000000ull	/* undecided CR: registered */
 
 #define cm_container_of(p, type, member) \
 	((type *)(void *)((char *)(p) - offsetof(type, member)))
@@ -68,11 +71,18 @@ union cm_sa {
 	struct sockaddr_in6 in6;
 };
 
+/* The start of an MPA frame that arrived in pieces (rare: malloc'd). */
+struct cm_part {
+	uint8_t *buf;
+	uint16_t len;
+};
+
 struct tcp_cm {
 	union cm_sa laddr, raddr;	/* for ESTABLISHED, without syscalls */
 	uint8_t *hs;		/* MPA frame being sent, handshake only */
 	uint16_t hs_len;
 	uint16_t hs_off;	/* bytes of it sent */
+	struct cm_part part;	/* the reply, while it comes in pieces */
 	bool p2p;		/* passive: an RTR is due before ESTABLISHED */
 	bool wr_shut;		/* graceful close: our FIN is out */
 };
@@ -82,7 +92,13 @@ enum cr_state {
 	CR_UNDECIDED,		/* a CR the consumer has not decided yet */
 };
 
-/* A connection request: about 130 bytes, no buffer of its own. */
+/*
+ * A connection request: about 150 bytes, no buffer of its own.  A request
+ * that arrives whole with the connection is registered with the engine
+ * only if the consumer has not decided it CM_CR_WATCH_NS later (to notice
+ * the requester leaving): a prompt accept then costs one epoll_ctl, the
+ * EP's, made after the reply is out.
+ */
 struct tcp_cr {
 	struct tcp_io io;		/* must stay first */
 	struct tcp_retire retire;
@@ -101,6 +117,7 @@ struct tcp_cr {
 	uint16_t ird, ord;
 	struct tcp_cap *cap;		/* RAPT_TCP_CAPTURE, or NULL */
 	union cm_sa raddr;		/* from accept4() */
+	struct cm_part part;		/* the request, if in pieces */
 };
 
 struct tcp_psp {
@@ -339,29 +356,31 @@ static int errno_to_rapt(int err)
 	}
 }
 
-/*
- * ULPDU bytes per FPDU so that one FPDU (length, ULPDU, pad, CRC) fills
- * one MSS, as MPA asks: MULPDU = EMSS - 6, rounded down so the padded
- * FPDU still fits.  1442 at MSS 1448.
- */
-static uint32_t cm_max_ulpdu(int fd)
+/* Whether @a and @b hold the same IP address (ports aside). */
+static bool sa_same_ip(const struct sockaddr_storage *a,
+		       const struct sockaddr_storage *b)
 {
-	socklen_t len = sizeof(int);
-	int mss = 0;
-	uint32_t m;
+	const struct sockaddr_in6 *a6 = (const void *)a, *b6 = (const void *)b;
 
-	if (getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) || mss < 128)
-		mss = 536;
-	m = mss > 65535 ? 65535 : (uint32_t)mss;
-	m = ((m - TCP_MPA_CRC_SIZE) & ~3u) - TCP_MPA_LEN_SIZE;
-	return m > TCP_FPDU_ULPDU_MAX ? TCP_FPDU_ULPDU_MAX : m;
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	return !memcmp(&a6->sin6_addr, &b6->sin6_addr, sizeof(a6->sin6_addr)) &&
+	       a6->sin6_scope_id == b6->sin6_scope_id;
 }
 
-/* A non-blocking stream socket for @family, from the IA's address. */
-static int cm_socket(struct tcp_ia *ia, int family)
+/*
+ * A non-blocking stream socket to @dst, from the IA's address.  A
+ * connection to the IA's own address needs no bind: the kernel takes
+ * the destination as the source of a local route anyway.  (TCP_NODELAY
+ * comes once the request is out: ep_connect_start.)
+ */
+static int cm_socket(struct tcp_ia *ia, const struct sockaddr_storage *dst)
 {
 	struct sockaddr_storage src;
-	int fd, one = 1;
+	int fd, one = 1, family = dst->ss_family;
 
 	fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
@@ -370,8 +389,7 @@ static int cm_socket(struct tcp_ia *ia, int family)
 		tcp_err("socket: %s", strerror(err));
 		return errno_to_rapt(err);
 	}
-	sock_nodelay(fd);
-	if (ia->addr.ss_family != family)
+	if (ia->addr.ss_family != family || sa_same_ip(&ia->addr, dst))
 		return fd;
 	/* The port is picked at connect time, per destination. */
 	setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
@@ -401,46 +419,58 @@ static bool key_prefix_ok(const uint8_t *buf, size_t n, int type)
 	return !memcmp(buf, key, n < TCP_MPA_KEY_LEN ? n : TCP_MPA_KEY_LEN);
 }
 
-/*
- * Look at the MPA frame of @type at the head of @fd's receive queue
- * without taking it: nothing behind the frame is ever read here.
- *
- * Return: the frame length when it is all there (@f describes it, its
- * pdata pointing into @buf), 0 when more bytes are due, a TCP_WIRE_E*
- * code for bytes that are not such a frame, RAPT_ENOTCONN at end of
- * stream, or a negated errno.
- */
-static int cm_peek_frame(int fd, uint8_t *buf, int type,
-			 struct tcp_mpa_frame *f)
+static void cm_part_free(struct cm_part *part)
 {
+	free(part->buf);
+	part->buf = NULL;
+	part->len = 0;
+}
+
+/*
+ * Read the MPA frame of @type that @fd's peer sends.  Neither side sends
+ * an FPDU before it has the other's frame (RFC 5044 7.1, RFC 6581), so
+ * the frame is all the stream holds: one recv() takes it whole in the
+ * usual case, and bytes behind it are the peer's error.  A frame that
+ * comes in pieces is kept in @part until whole.
+ *
+ * Return: the frame length when it is whole (@f describes it, its pdata
+ * pointing into @buf), 0 when more bytes are due, a TCP_WIRE_E* code for
+ * bytes that are not such a frame (TCP_WIRE_EEARLY: bytes behind it),
+ * RAPT_ENOTCONN at end of stream, RAPT_ENOMEM, or a negated errno.
+ */
+static int cm_read_frame(int fd, struct tcp_cap *cap, struct cm_part *part,
+			 uint8_t *buf, int type, struct tcp_mpa_frame *f)
+{
+	size_t have = part->len;
 	ssize_t n;
 	int ret;
 
+	if (have)
+		memcpy(buf, part->buf, have);
 	do {
-		n = recv(fd, buf, CM_FRAME_MAX, MSG_PEEK | MSG_DONTWAIT);
+		n = recv(fd, buf + have, CM_READ_MAX - have,
+			 MSG_DONTWAIT);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
 	if (n == 0)
 		return RAPT_ENOTCONN;
-	if (!key_prefix_ok(buf, (size_t)n, type))
+	tcp_cap_io(cap, false, buf + have, n);
+	have += (size_t)n;
+	if (!key_prefix_ok(buf, have, type))
 		return TCP_WIRE_EKEY;
-	ret = tcp_mpa_parse(buf, (size_t)n, TCP_MPA_PD_LIMIT, f);
-	if (ret == TCP_WIRE_ETRUNC)
+	ret = tcp_mpa_parse(buf, have, TCP_MPA_PD_LIMIT, f);
+	if (ret == TCP_WIRE_ETRUNC) {
+		if (!part->buf && !(part->buf = malloc(CM_FRAME_MAX)))
+			return RAPT_ENOMEM;
+		memcpy(part->buf, buf, have);
+		part->len = (uint16_t)have;
 		return 0;
+	}
+	if (ret > 0 && (size_t)ret != have)
+		ret = TCP_WIRE_EEARLY;
+	cm_part_free(part);
 	return ret;
-}
-
-/* Take the @len bytes cm_peek_frame() saw. */
-static int cm_take_frame(int fd, struct tcp_cap *cap, uint8_t *buf, int len)
-{
-	ssize_t n;
-
-	do {
-		n = recv(fd, buf, (size_t)len, MSG_DONTWAIT);
-	} while (n < 0 && errno == EINTR);
-	tcp_cap_io(cap, false, buf, n);
-	return n == len ? 0 : RAPT_EPROTO;
 }
 
 /* Send what is left of the handshake frame; frees it once it is out. */
@@ -527,16 +557,10 @@ static void cm_close(struct tcp_ep *ep, bool abort)
 	ep->parked = false;
 	free(ep->cm->hs);
 	ep->cm->hs = NULL;
+	cm_part_free(&ep->cm->part);
 	tcp_cap_close(ep->cap);
 	ep->cap = NULL;
-	if (ep->io.fd < 0)
-		return;
-	tcp_engine_del(ep->ia->eng, &ep->io);
-	if (abort)
-		sock_abort(ep->io.fd);
-	else
-		close(ep->io.fd);
-	ep->io.fd = -1;
+	tcp_engine_close(ep->ia->eng, &ep->io, abort);
 }
 
 /*
@@ -735,7 +759,8 @@ static void cm_active_ready(struct tcp_ep *ep, const struct tcp_mpa_frame *f)
 	int ret;
 
 	tcp_timer_cancel(ep->ia->eng, &ep->timer);
-	ret = tcp_engine_mod(ep->ia->eng, &ep->io, EPOLLIN | EPOLLRDHUP);
+	ret = ep->io.events == CM_EP_EVENTS ? 0 :
+	      tcp_engine_mod(ep->ia->eng, &ep->io, CM_EP_EVENTS);
 	if (ret) {
 		cm_end(ep, true, RAPT_EV_NON_PEER_REJECTED,
 		       RAPT_REJECT_RESOURCES, ret, NULL, 0);
@@ -781,19 +806,20 @@ static void cm_reply(struct tcp_ep *ep, const struct tcp_mpa_frame *f)
  */
 static void cm_read_reply(struct tcp_ep *ep, uint32_t events, int send_err)
 {
-	uint8_t buf[CM_FRAME_MAX];
+	uint8_t buf[CM_READ_MAX];
 	struct tcp_mpa_frame f;
 	int n;
 
-	n = cm_peek_frame(ep->io.fd, buf, TCP_MPA_REPLY, &f);
+	n = cm_read_frame(ep->io.fd, ep->cap, &ep->cm->part, buf,
+			  TCP_MPA_REPLY, &f);
 	if (n > 0 && f.type != TCP_MPA_REPLY)
 		n = TCP_WIRE_EKEY;
 	if (n > 0) {
-		if (cm_take_frame(ep->io.fd, ep->cap, buf, n))
-			cm_bad_reply(ep, RAPT_EPROTO,
-				     TCP_TERM_LLP_LOCAL_CATASTROPHIC);
-		else
-			cm_reply(ep, &f);
+		cm_reply(ep, &f);
+		return;
+	}
+	if (n == RAPT_ENOMEM) {
+		cm_bad_reply(ep, n, TCP_TERM_LLP_LOCAL_CATASTROPHIC);
 		return;
 	}
 	if (wire_err(n)) {
@@ -812,36 +838,46 @@ static void cm_read_reply(struct tcp_ep *ep, uint32_t events, int send_err)
 	       NULL, 0);
 }
 
-/* TCP is up: send the request, then wait for the reply (edge-triggered:
- * the frame is peeked until whole, so level-triggering would spin). */
-static void cm_connected(struct tcp_ep *ep, uint32_t events)
+/*
+ * Send what is left of the request; once it is all out, the registration
+ * watches for the reply alone.  TCP may still be connecting: EAGAIN, and
+ * the EPOLLOUT of its completion brings us back.  A connect that failed
+ * fails the send with its error (no SO_ERROR needed).
+ */
+static void cm_request_out(struct tcp_ep *ep)
 {
-	int err = sock_err(ep->io.fd), ret;
+	uint32_t want;
+	int ret = cm_send_hs(ep);
 
-	if (!err && !(events & EPOLLOUT)) {
-		if (!(events & (EPOLLERR | EPOLLHUP)))
-			return;
-		err = ECONNRESET;
-	}
-	if (err) {
-		cm_connect_failed(ep, err);
+	if (ret && ep->state == TCP_EP_CONNECTING) {
+		cm_connect_failed(ep, -ret);
 		return;
 	}
-	ep->max_ulpdu = cm_max_ulpdu(ep->io.fd);
-	ep->cap = tcp_cap_open(ep->io.fd);
-	ep->state = TCP_EP_MPA_REQ_SENT;
-	ret = ep->io.events == CM_ACTIVE_EVENTS ? 0 :
-	      tcp_engine_mod(ep->ia->eng, &ep->io, CM_ACTIVE_EVENTS);
 	if (ret) {
+		cm_read_reply(ep, 0, ret);
+		return;
+	}
+	if (ep->cm->hs_off)
+		ep->state = TCP_EP_MPA_REQ_SENT;	/* so TCP is up */
+	want = CM_EP_EVENTS | (ep->cm->hs ? EPOLLOUT : 0);
+	ret = ep->io.events == want ? 0 :
+	      tcp_engine_mod(ep->ia->eng, &ep->io, want);
+	if (ret)
 		cm_end(ep, true, RAPT_EV_NON_PEER_REJECTED,
 		       RAPT_REJECT_RESOURCES, ret, NULL, 0);
+}
+
+/* An event while TCP connects: EPOLLOUT (with EPOLLERR and EPOLLHUP if
+ * it failed) says it is over either way. */
+static void cm_connected(struct tcp_ep *ep, uint32_t events)
+{
+	if (!(events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
 		return;
-	}
-	/* No reply can be there before our request is out: the next edge
-	 * brings it (a failed send is reported now). */
-	ret = cm_send_hs(ep);
-	if (ret)
-		cm_read_reply(ep, 0, ret);
+	cm_request_out(ep);
+	/* A reply already in (level-triggered: else the next pass sees it) */
+	if ((events & EPOLLIN) && cm_open(ep) &&
+	    ep->state == TCP_EP_MPA_REQ_SENT && !ep->cm->hs)
+		cm_read_reply(ep, events, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -980,7 +1016,11 @@ static void ep_io(struct tcp_io *io, uint32_t events)
 		cm_connected(ep, events);
 		break;
 	case TCP_EP_MPA_REQ_SENT:
-		cm_read_reply(ep, events, cm_send_hs(ep));
+		if (ep->cm->hs)
+			cm_request_out(ep);
+		if (cm_open(ep) && ep->state == TCP_EP_MPA_REQ_SENT &&
+		    !ep->cm->hs)
+			cm_read_reply(ep, events, 0);
 		break;
 	case TCP_EP_ACCEPTING:
 		cm_accepting_io(ep, events);
@@ -1019,8 +1059,12 @@ void tcp_cm_progress(struct tcp_ep *ep)
 			cm_connected(ep, EPOLLOUT);
 		return;
 	}
-	if (ep->state == TCP_EP_MPA_REQ_SENT)
-		cm_read_reply(ep, 0, cm_send_hs(ep));
+	if (ep->state != TCP_EP_MPA_REQ_SENT)
+		return;
+	if (ep->cm->hs)
+		cm_request_out(ep);
+	if (cm_open(ep) && ep->state == TCP_EP_MPA_REQ_SENT && !ep->cm->hs)
+		cm_read_reply(ep, 0, 0);
 }
 
 static void ep_timeout(struct tcp_timer *t)
@@ -1132,6 +1176,7 @@ static void ep_release(void *arg)
 	pthread_mutex_destroy(&ep->lock);
 	tcp_cap_close(ep->cap);
 	free(ep->cm->hs);
+	cm_part_free(&ep->cm->part);
 	free(ep->cm);
 	free(ep);
 }
@@ -1182,7 +1227,9 @@ static void ep_teardown(void *arg)
 
 	pthread_mutex_lock(&ep->lock);
 	ep->freeing = true;
-	cm_close(ep, true);
+	/* Our FIN is out after every byte we sent: let TCP finish that
+	 * close (an RST would drop what is still unacknowledged). */
+	cm_close(ep, !(ep->state == TCP_EP_CLOSING && ep->cm->wr_shut));
 	ep->state = TCP_EP_CLOSED;
 	pthread_mutex_unlock(&ep->lock);
 }
@@ -1190,7 +1237,9 @@ static void ep_teardown(void *arg)
 /**
  * tcp_ep_free - the ep_free op
  *
- * An open connection is reset; no event is reported for @pep any more.
+ * An open connection is reset, unless a graceful disconnect has sent our
+ * FIN already: TCP then finishes that close on its own.  No event is
+ * reported for @pep any more.
  *
  * Return: 0.
  */
@@ -1258,9 +1307,9 @@ out:
 }
 
 /* Start the TCP connect of a locked, idle EP; @hs is the request. */
-static int ep_connect_start(struct tcp_ep *ep, int fd,
-			    const struct sockaddr_storage *ss,
-			    int64_t timeout_us)
+static void ep_connect_start(struct tcp_ep *ep, int fd,
+			     const struct sockaddr_storage *ss,
+			     int64_t timeout_us)
 {
 	int ret;
 
@@ -1269,25 +1318,40 @@ static int ep_connect_start(struct tcp_ep *ep, int fd,
 	ep->state = TCP_EP_CONNECTING;
 	cm_sa_set(&ep->cm->raddr, ss);
 	memset(&ep->cm->laddr, 0, sizeof(ep->cm->laddr));
+	ep->cap = tcp_cap_open(fd);
+	ep->mss_due = true;	/* read once a message needs it (tcp_tx.c) */
 	if (connect(fd, (const struct sockaddr *)ss, sa_len(ss->ss_family)) &&
 	    errno != EINPROGRESS) {
 		/* Refused or unreachable at once: the event says so. */
 		cm_connect_failed(ep, errno);
-		return 0;
+		return;
 	}
-	/* Registered at once as the MPA exchange wants it (cm_connected):
-	 * the connect's completion is the first EPOLLOUT edge. */
-	ret = tcp_engine_add(ep->ia->eng, &ep->io, CM_ACTIVE_EVENTS);
+	/* On a local path TCP is up by now as a rule: the request goes at
+	 * once, without a wait for EPOLLOUT; a connect that already failed
+	 * fails the send. */
+	ret = cm_send_hs(ep);
 	if (ret) {
-		ep->io.fd = -1;
-		ep->state = TCP_EP_IDLE;
-		return ret;
+		cm_connect_failed(ep, -ret);
+		return;
+	}
+	if (ep->cm->hs_off)
+		ep->state = TCP_EP_MPA_REQ_SENT;
+	/* While the peer reads the request: what Nagle's algorithm would
+	 * not have delayed anyway (nothing was in flight), our address for
+	 * ESTABLISHED, the registration. */
+	sock_nodelay(fd);
+	cm_sa_local(fd, &ep->cm->laddr);
+	ret = tcp_engine_add(ep->ia->eng, &ep->io,
+			     CM_EP_EVENTS | (ep->cm->hs ? EPOLLOUT : 0));
+	if (ret) {
+		cm_end(ep, true, RAPT_EV_NON_PEER_REJECTED,
+		       RAPT_REJECT_RESOURCES, ret, NULL, 0);
+		return;
 	}
 	if (timeout_us != RAPT_TIMEOUT_INFINITE &&
 	    timeout_us < INT64_MAX / (int64_t)CM_NS_PER_US)
 		tcp_timer_arm(ep->ia->eng, &ep->timer,
 			      (uint64_t)timeout_us * CM_NS_PER_US);
-	return 0;
 }
 
 /**
@@ -1306,7 +1370,7 @@ int tcp_ep_connect(void *pep, const struct sockaddr *remote,
 	struct tcp_ep *ep = pep;
 	struct sockaddr_storage ss;
 	uint8_t *hs;
-	int ret, fd = -1;
+	int ret, fd;
 
 	ret = sa_copy(remote, (uint16_t)service_id, &ss);
 	if (ret)
@@ -1323,10 +1387,14 @@ int tcp_ep_connect(void *pep, const struct sockaddr *remote,
 	ep->cm->hs = hs;
 	ep->cm->hs_len = (uint16_t)ret;
 	ep->cm->hs_off = 0;
-	fd = cm_socket(ep->ia, ss.ss_family);
-	ret = fd < 0 ? fd : ep_connect_start(ep, fd, &ss, timeout_us);
-	if (ret)
+	fd = cm_socket(ep->ia, &ss);
+	if (fd < 0) {
+		ret = fd;
 		goto err;
+	}
+	/* The EP owns the socket and the request from here on: whatever
+	 * happens next is an event. */
+	ep_connect_start(ep, fd, &ss, timeout_us);
 	pthread_mutex_unlock(&ep->lock);
 	return 0;
 
@@ -1334,8 +1402,6 @@ err:
 	if (ep->cm->hs == hs)
 		ep->cm->hs = NULL;
 	pthread_mutex_unlock(&ep->lock);
-	if (fd >= 0)
-		close(fd);
 	free(hs);
 	return ret;
 }
@@ -1382,10 +1448,8 @@ static void cr_close_free(struct tcp_cr *cr)
 	tcp_timer_cancel(psp->ia->eng, &cr->timer);
 	cr_table_del(cr);
 	tcp_cap_close(cr->cap);
-	if (cr->io.fd >= 0) {
-		tcp_engine_del(psp->ia->eng, &cr->io);
-		close(cr->io.fd);
-	}
+	cm_part_free(&cr->part);
+	tcp_engine_close(psp->ia->eng, &cr->io, false);
 	if (cr->prev)
 		cr->prev->next = cr->next;
 	else
@@ -1470,6 +1534,16 @@ static void cr_keep(struct tcp_cr *cr, const struct tcp_mpa_frame *f)
 	cr->ord = f->ord;
 }
 
+/* Register @cr (edge-triggered): for the rest of its request, or, once
+ * it is undecided, for its requester leaving.  Return: 0 or RAPT_E*. */
+static int cr_watch(struct tcp_cr *cr)
+{
+	if (cr->io.registered)
+		return 0;
+	return tcp_engine_add(cr->psp->ia->eng, &cr->io,
+			      EPOLLIN | EPOLLRDHUP | EPOLLET);
+}
+
 /* A whole request: hand it to the core as a CR. */
 static void cr_arrived(struct tcp_cr *cr, const struct tcp_mpa_frame *f)
 {
@@ -1505,16 +1579,17 @@ static void cr_arrived(struct tcp_cr *cr, const struct tcp_mpa_frame *f)
 		cr_close_free(cr);
 		return;
 	}
-	/* From now on only the requester's departure matters; the edge-
-	 * triggered EPOLLIN stays registered (cr_io ignores it), which saves
-	 * an epoll_ctl per connection. */
+	/* From now on only the requester's departure matters: watched
+	 * (cr_io ignores EPOLLIN) unless the consumer decides first. */
 	cr->state = CR_UNDECIDED;
+	if (!cr->io.registered)
+		tcp_timer_arm(cr->psp->ia->eng, &cr->timer, CM_CR_WATCH_NS);
 }
 
 static void cr_io(struct tcp_io *io, uint32_t events)
 {
 	struct tcp_cr *cr = (struct tcp_cr *)io;
-	uint8_t buf[CM_FRAME_MAX];
+	uint8_t buf[CM_READ_MAX];
 	struct tcp_mpa_frame f;
 	int n;
 
@@ -1523,23 +1598,30 @@ static void cr_io(struct tcp_io *io, uint32_t events)
 			cr_cancel(cr);
 		return;
 	}
-	n = cm_peek_frame(cr->io.fd, buf, TCP_MPA_REQUEST, &f);
+	n = cm_read_frame(cr->io.fd, cr->cap, &cr->part, buf,
+			  TCP_MPA_REQUEST, &f);
 	if (n > 0 && f.type != TCP_MPA_REQUEST)
 		n = TCP_WIRE_EKEY;
-	if (n > 0 && cm_take_frame(cr->io.fd, cr->cap, buf, n))
-		n = RAPT_EPROTO;
 	if (n > 0)
 		cr_arrived(cr, &f);
 	else if (wire_err(n))
 		cr_bad_request(cr, n, buf);
 	else if (n || (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
 		cr_drop(cr, RAPT_HS_FAILED);	/* closed or reset */
+	else if (cr_watch(cr))
+		cr_drop(cr, RAPT_HS_FAILED);	/* cannot wait for the rest */
 }
 
 static void cr_timeout(struct tcp_timer *t)
 {
 	struct tcp_cr *cr = cm_container_of(t, struct tcp_cr, timer);
 
+	if (cr->state == CR_UNDECIDED) {
+		if (cr_watch(cr))
+			tcp_warn("cannot watch a connection request: its "
+				 "requester leaving is seen at the decision");
+		return;
+	}
 	tcp_dbg("a request stayed in the MPA handshake too long");
 	cr_drop(cr, RAPT_HS_TIMEOUT);
 }
@@ -1578,20 +1660,18 @@ static void psp_new_request(struct tcp_psp *psp, int fd,
 	cr->cap = tcp_cap_open(fd);
 	cr->psp = psp;
 	tcp_timer_init(&cr->timer, cr_timeout);
-	if (tcp_engine_add(psp->ia->eng, &cr->io,
-			   EPOLLIN | EPOLLRDHUP | EPOLLET))
-		goto err_free;
 	cr->next = psp->reqs;
 	if (cr->next)
 		cr->next->prev = cr;
 	psp->reqs = cr;
 	tcp_timer_arm(psp->ia->eng, &cr->timer,
 		      psp->hs_timeout_ms * CM_NS_PER_MS);
+	/* An initiator sends its request as soon as TCP is up, so it is
+	 * usually in already: take it now, unregistered (cr_io registers
+	 * the request if it has to wait for more of it). */
+	cr_io(&cr->io, 0);
 	return;
 
-err_free:
-	tcp_cap_close(cr->cap);
-	free(cr);
 err:
 	rapt_prov_psp_hs_end(psp->cpsp, RAPT_HS_FAILED);
 	sock_abort(fd);
@@ -1742,8 +1822,7 @@ static void psp_teardown(void *arg)
 	struct tcp_psp *psp = arg;
 
 	tcp_timer_cancel(psp->ia->eng, &psp->timer);
-	tcp_engine_del(psp->ia->eng, &psp->io);
-	close(psp->io.fd);
+	tcp_engine_close(psp->ia->eng, &psp->io, false);
 	/* The core frees a PSP only with no undecided CR: what is left is
 	 * still in the handshake. */
 	while (psp->reqs) {
@@ -1849,7 +1928,9 @@ static int cm_accept_locked(struct tcp_ep *ep, struct tcp_cr *cr,
 			    const struct cr_decision *d, uint8_t **hs)
 {
 	struct tcp_mpa_frame f;
-	int len, ret;
+	int len, ret, send_err;
+	uint32_t events;
+	bool watched;
 
 	if (ep->state != TCP_EP_IDLE)
 		return RAPT_ESTATE;
@@ -1859,13 +1940,8 @@ static int cm_accept_locked(struct tcp_ep *ep, struct tcp_cr *cr,
 	len = tcp_mpa_build(&f, *hs, CM_FRAME_MAX);
 	if (len < 0)
 		return len;
-	/* Registered as it will be once the reply is out (the usual case:
-	 * one epoll_ctl); a reply that does not fit waits for EPOLLOUT. */
-	ret = tcp_engine_rebind(ep->ia->eng, &cr->io, &ep->io,
-				EPOLLIN | EPOLLRDHUP);
-	if (ret)
-		return ret;
-	cr->io.fd = -1;		/* the EP's now */
+	ep->io.fd = cr->io.fd;	/* the EP's now */
+	watched = cr->io.registered;
 	ep->cm->raddr = cr->raddr;
 	if (cr->psp->wildcard)
 		cm_sa_local(ep->io.fd, &ep->cm->laddr);
@@ -1873,20 +1949,28 @@ static int cm_accept_locked(struct tcp_ep *ep, struct tcp_cr *cr,
 		ep->cm->laddr = cr->psp->laddr;
 	ep->cap = cr->cap;	/* and so is its capture */
 	cr->cap = NULL;
-	cr_close_free(cr);
 	ep->active = false;
-	ep->max_ulpdu = cm_max_ulpdu(ep->io.fd);
+	ep->mss_due = true;	/* read once a message needs it (tcp_tx.c) */
 	ep->cm->hs = *hs;
 	ep->cm->hs_len = (uint16_t)len;
 	ep->cm->hs_off = 0;
 	*hs = NULL;
 	ep->state = TCP_EP_ACCEPTING;
-	/* A reply that cannot go out is the EP's ACCEPT_ERROR, not the
-	 * op's failure: the request is consumed either way. */
-	cm_accepting_io(ep, 0);
-	if (ep->state == TCP_EP_ACCEPTING && ep->cm->hs &&
-	    tcp_engine_mod(ep->ia->eng, &ep->io, EPOLLOUT | EPOLLRDHUP))
-		tcp_cm_fail(ep, RAPT_ENOMEM);
+	/* The reply first, then the registration, off the requester's
+	 * wait: as it will stay, or with EPOLLOUT for a reply that did not
+	 * fit.  From here on a failure is the EP's ACCEPT_ERROR, not the
+	 * op's: the request is consumed either way. */
+	send_err = cm_send_hs(ep);
+	events = ep->cm->hs ? EPOLLOUT | EPOLLRDHUP : CM_EP_EVENTS;
+	ret = watched ? tcp_engine_rebind(ep->ia->eng, &cr->io, &ep->io,
+					  events) :
+			tcp_engine_add(ep->ia->eng, &ep->io, events);
+	cr->io.fd = -1;
+	cr_close_free(cr);
+	if (ret || send_err)
+		tcp_cm_fail(ep, ret ? ret : send_err);
+	else if (!ep->cm->hs)
+		cm_passive_ready(ep);
 	return 0;
 }
 

@@ -692,6 +692,7 @@ int tcp_wire_err_term(int err, uint8_t ddp_ctrl, struct tcp_term *t)
 	case TCP_WIRE_EREV:
 	case TCP_WIRE_EPDLEN:
 	case TCP_WIRE_EIRDORD:
+	case TCP_WIRE_EEARLY:
 		term_set(t, TCP_TERM_LAYER_LLP, 0, TCP_TERM_LLP_BAD_REQ_REP);
 		return 0;
 	case TCP_WIRE_ECRC:

@@ -43,6 +43,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -162,7 +163,10 @@ static int engine_ctl(struct tcp_engine *eng, int op, struct tcp_io *io,
 
 int tcp_engine_add(struct tcp_engine *eng, struct tcp_io *io, uint32_t events)
 {
-	return engine_ctl(eng, EPOLL_CTL_ADD, io, events);
+	int ret = engine_ctl(eng, EPOLL_CTL_ADD, io, events);
+
+	io->registered = !ret;
+	return ret;
 }
 
 int tcp_engine_mod(struct tcp_engine *eng, struct tcp_io *io, uint32_t events)
@@ -182,11 +186,34 @@ static void engine_scrub(struct tcp_engine *eng, struct tcp_io *io)
 			eng->batch[i].data.ptr = NULL;
 }
 
-void tcp_engine_del(struct tcp_engine *eng, struct tcp_io *io)
+/**
+ * tcp_engine_close - unregister @io and close its socket
+ * @eng: the engine @io is registered with (or not yet)
+ * @io: its fd is closed and set to -1
+ * @abort: close with an RST (SO_LINGER 0): nothing queued is sent, no
+ *         TIME_WAIT
+ *
+ * Always an EPOLL_CTL_DEL first, even though close() would take the
+ * socket out of the epoll set by itself: since Linux 6.10 an epoll_wait()
+ * in another thread may hold the file for a moment while it polls it, and
+ * the last reference then drops in that thread, whose pending work runs
+ * only when its epoll_wait() returns: the FIN would wait for the engine
+ * thread's next wakeup (seen: seconds).
+ */
+void tcp_engine_close(struct tcp_engine *eng, struct tcp_io *io, bool abort)
 {
-	if (io->fd >= 0)
+	static const struct linger rst = { .l_onoff = 1, .l_linger = 0 };
+
+	if (io->fd < 0)
+		return;
+	if (abort)
+		setsockopt(io->fd, SOL_SOCKET, SO_LINGER, &rst, sizeof(rst));
+	if (io->registered)
 		epoll_ctl(eng->epfd, EPOLL_CTL_DEL, io->fd, NULL);
+	close(io->fd);
+	io->fd = -1;
 	io->events = 0;
+	io->registered = false;
 	engine_scrub(eng, io);
 }
 
@@ -201,7 +228,9 @@ int tcp_engine_rebind(struct tcp_engine *eng, struct tcp_io *old,
 	ret = engine_ctl(eng, EPOLL_CTL_MOD, io, events);
 	if (ret)
 		return ret;
+	io->registered = true;
 	old->events = 0;
+	old->registered = false;
 	engine_scrub(eng, old);
 	return 0;
 }

@@ -44,6 +44,8 @@
 /* A spinning evd_progress that ran a data path drives the engine once in
  * this many calls (mask); one that did not drives every time. */
 #define TCP_DRIVE_EVERY_MASK	31u
+/* ... and one that waits on no data path yields every few calls. */
+#define TCP_YIELD_EVERY_MASK	7u
 
 #define TCP_CAPS (RAPT_CAP_RDMA_WRITE | RAPT_CAP_RDMA_READ |		\
 		  RAPT_CAP_INLINE | RAPT_CAP_SOLICITED |		\
@@ -452,7 +454,7 @@ static int tcp_evd_progress(void *pevd)
 	struct tcp_evd *evd = pevd;
 	struct tcp_ep *ep;
 	uint32_t i, n, own = 0;
-	bool spin, drive;
+	bool spin, drive, yield;
 
 	if (!evd)
 		return 0;
@@ -484,13 +486,14 @@ static int tcp_evd_progress(void *pevd)
 	 * moves data drives only now and then: that keeps a syscall off its
 	 * round trip.  (The tick is the EVD's: counted under its lock.) */
 	drive = spin && (!own || !(++evd->drive_tick & TCP_DRIVE_EVERY_MASK));
+	/* Spinning on no data path (a CR, a handshake, both of which need
+	 * the peer's): now and then let the peer have this CPU, should it
+	 * share it, rather than after a time slice. */
+	yield = spin && !own && !(++evd->yield_tick & TCP_YIELD_EVERY_MASK);
 	pthread_mutex_unlock(&evd->lock);
 	if (drive)
 		tcp_engine_drive(evd->ia->eng);
-	/* Spinning on no data path (a CR, a handshake, both of which need
-	 * the peer's): let it have this CPU now rather than after a time
-	 * slice. */
-	if (spin && !own)
+	if (yield)
 		sched_yield();
 	return 0;
 }

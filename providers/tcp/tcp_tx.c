@@ -29,6 +29,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,8 @@
 #define TX_IOV		32	/* iovecs per sendmsg */
 #define TX_SCRATCH	1024	/* headers and trailers of one batch */
 #define TX_COPY_MAX	64	/* payloads copied next to their header */
+#define TX_SMALL	64	/* payload bytes one FPDU holds whatever the
+				 * MSS (payload_max's floor) */
 /* Worst FPDU header (a Read Request) plus the worst trailer. */
 #define TX_FPDU_CTL	(TCP_MPA_LEN_SIZE + TCP_RDMAP_RREQ_HDR_LEN + \
 			 TCP_FPDU_TRAILER_MAX)
@@ -595,10 +598,38 @@ static uint32_t ord_used(const struct tcp_tx *tx)
 	return tx->orq_count + tx->rtr_rresp;
 }
 
-static uint32_t payload_max(const struct tcp_ep *ep, int hdr)
+/*
+ * ULPDU bytes per FPDU so that one FPDU (length, ULPDU, pad, CRC) fills
+ * one MSS, as MPA asks: MULPDU = EMSS - 6, rounded down so the padded
+ * FPDU still fits.  1442 at MSS 1448.
+ */
+static uint32_t sock_max_ulpdu(int fd)
 {
-	uint32_t u = ep->max_ulpdu;
+	socklen_t len = sizeof(int);
+	int mss = 0;
+	uint32_t m;
 
+	if (getsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &mss, &len) || mss < 128)
+		mss = 536;
+	m = mss > 65535 ? 65535 : (uint32_t)mss;
+	m = ((m - TCP_MPA_CRC_SIZE) & ~3u) - TCP_MPA_LEN_SIZE;
+	return m > TCP_FPDU_ULPDU_MAX ? TCP_FPDU_ULPDU_MAX : m;
+}
+
+/*
+ * Payload bytes for the next FPDU of a message with @left to go.  The MSS
+ * is read on the first message that could need more than one FPDU: a
+ * connection that only ever sends small messages (or none) never asks.
+ */
+static uint32_t payload_max(struct tcp_ep *ep, int hdr, uint32_t left)
+{
+	uint32_t u;
+
+	if (ep->mss_due && left > TX_SMALL) {
+		ep->max_ulpdu = sock_max_ulpdu(ep->io.fd);
+		ep->mss_due = false;
+	}
+	u = ep->max_ulpdu;
 	if (!u || u > TCP_FPDU_ULPDU_MAX)
 		u = TCP_FPDU_ULPDU_MAX;
 	if (u < (uint32_t)hdr + 64)
@@ -814,7 +845,7 @@ static void put_sq_fpdu(struct tcp_ep *ep)
 			h.inv_stag = wr->aux;
 		}
 		n = wr->len - wr->done;
-		room = payload_max(ep, tcp_ddp_hdr_size(h.opcode));
+		room = payload_max(ep, tcp_ddp_hdr_size(h.opcode), n);
 		if (n > room)
 			n = room;
 	}
@@ -856,7 +887,7 @@ static void put_rresp_fpdu(struct tcp_ep *ep)
 	uint8_t ecode = 0;
 	uint8_t *p = NULL;
 
-	room = payload_max(ep, TCP_DDP_TAGGED_HDR_LEN);
+	room = payload_max(ep, TCP_DDP_TAGGED_HDR_LEN, n);
 	if (n > room)
 		n = room;
 	if (n) {

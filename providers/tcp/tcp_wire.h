@@ -54,7 +54,8 @@
 	XX(EFLAGS,	-1033, "DDP T/L flag does not fit the RDMAP opcode") \
 	XX(EQN,		-1034, "DDP queue number does not fit the RDMAP opcode") \
 	XX(EULPDULEN,	-1035, "ULPDU length does not fit the DDP/RDMAP header") \
-	XX(ECRC,	-1036, "MPA CRC32c mismatch")
+	XX(ECRC,	-1036, "MPA CRC32c mismatch")			\
+	XX(EEARLY,	-1037, "bytes behind an MPA Request or Reply")
 
 /**
  * enum tcp_wire_err - why the codec refused a peer's bytes

@@ -287,6 +287,28 @@ static size_t mpa_frame(uint8_t *b, bool req, uint8_t flags, uint8_t rev,
 	return 20 + v2 + pd_len;
 }
 
+/* The zero-length Write RTR an initiator sends after the reply. */
+static const uint8_t rtr[20] = {
+	0x00, 0x0e, 0xc1, 0x40, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+/* A plain socket listens, @ep connects to it without private data, the
+ * socket is accepted as *@fd and the 28-byte request read. */
+static int raw_responder(struct side *s, int *lfd, int *fd,
+			 struct rapt_ep **ep)
+{
+	uint8_t b[28];
+	uint16_t port;
+
+	*lfd = plain_listen(&port);
+	T(*lfd >= 0);
+	T(!ep_new(s, 0, ep));
+	TOK(rapt_ep_connect(*ep, lo_addr(), port, NULL, 0, 5000000));
+	*fd = accept(*lfd, NULL, NULL);
+	T(*fd >= 0 && read_full(*fd, b, sizeof(b)) == sizeof(b));
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Private data of every size on connect, accept and reject            */
 /* ------------------------------------------------------------------ */
@@ -1059,10 +1081,6 @@ static void test_ipv6_loopback(void)
 /* Our request, a hand-made P2P reply, then the 20-byte Write RTR. */
 static int wire_initiator(void)
 {
-	static const uint8_t rtr[20] = {
-		0x00, 0x0e, 0xc1, 0x40, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0,
-		0, 0, 0, 0,
-	};
 	struct rapt_ep_attr a = { .rdma_read_in = 3, .rdma_read_out = 5 };
 	uint8_t b[300];
 	struct rapt_event ev;
@@ -1271,6 +1289,186 @@ static void test_wire_markers(void)
 
 /* ------------------------------------------------------------------ */
 
+/* ------------------------------------------------------------------ */
+/* MPA frames in pieces, bytes behind a frame                          */
+/* ------------------------------------------------------------------ */
+
+/* Write @b in three pieces, 30 ms apart (cut inside the key and inside
+ * the private data). */
+static int write_pieces(int fd, const uint8_t *b, size_t n)
+{
+	size_t cut1 = 10, cut2 = n - 3;
+
+	T(n > 14);
+	T(write(fd, b, cut1) == (ssize_t)cut1);
+	usleep(30000);
+	T(write(fd, b + cut1, cut2 - cut1) == (ssize_t)(cut2 - cut1));
+	usleep(30000);
+	T(write(fd, b + cut2, n - cut2) == (ssize_t)(n - cut2));
+	return 0;
+}
+
+static int wire_pieces(void)
+{
+	struct rapt_cr_info ci;
+	struct rapt_psp *psp;
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	uint8_t b[300];
+	struct side s;
+	uint16_t port;
+	int lfd, fd;
+
+	T(!side_open(&s));
+	/* Responder: a request in pieces is one CR, private data whole. */
+	T(!psp_new(&s, 0, 0, 0, &psp, &port));
+	fd = plain_connect(port);
+	T(fd >= 0);
+	T(!write_pieces(fd, b, mpa_frame(b, true, 0x10, 2, 0x8001, 0x8001,
+					 "in three pieces", 15)));
+	T(!ev_wait(&s, RAPT_EV_CR_ARRIVAL, &ev));
+	TOK(rapt_cr_query(ev.u.cr.cr, &ci, sizeof(ci)));
+	T(ci.pdata_len == 15 && !memcmp(ci.pdata, "in three pieces", 15));
+	T(!ep_new(&s, RAPT_EP_RAW_PDATA, &ep));
+	TOK(rapt_cr_accept(ev.u.cr.cr, ep, "yes", 3));
+	T(read_full(fd, b, 27) == 27 && !memcmp(b + 24, "yes", 3));
+	T(write(fd, rtr, sizeof(rtr)) == sizeof(rtr));
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	close(fd);
+	T(!ev_wait(&s, RAPT_EV_DISCONNECTED, &ev));
+	TOK(rapt_ep_free(ep));
+	TOK(rapt_psp_free(psp));
+
+	/* Initiator: a reply in pieces, then the RTR and ESTABLISHED. */
+	T(!raw_responder(&s, &lfd, &fd, &ep));
+	T(!write_pieces(fd, b, mpa_frame(b, false, 0x10, 2, 0x8001, 0x8001,
+					 "slowly", 6)));
+	T(read_full(fd, b, 20) == 20 && !memcmp(b, rtr, 20));
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	T(ev.u.conn.pdata_len == 6 && !memcmp(ev.u.conn.pdata, "slowly", 6));
+	close(fd);
+	T(!ev_wait(&s, RAPT_EV_DISCONNECTED, &ev));
+	TOK(rapt_ep_free(ep));
+	close(lfd);
+	return side_close(&s);
+}
+
+static void test_wire_pieces(void)
+{
+	CU_ASSERT_EQUAL(wire_pieces(), 0);
+}
+
+/*
+ * Neither side may send an FPDU before it has the other's frame: bytes
+ * behind a request are refused like a bad request (a PROTOCOL reject, no
+ * CR), bytes behind a reply like a bad reply (Terminate, LLP "bad
+ * request/reply", NON_PEER_REJECTED / PROTOCOL).
+ */
+static int wire_early_bytes(void)
+{
+	struct rapt_psp_info info;
+	struct rapt_psp *psp;
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	uint8_t b[300];
+	struct side s;
+	uint16_t port;
+	size_t n;
+	int lfd, fd;
+
+	T(!side_open(&s));
+	T(!psp_new(&s, 0, 0, 0, &psp, &port));
+	fd = plain_connect(port);
+	T(fd >= 0);
+	n = mpa_frame(b, true, 0x10, 2, 0x8001, 0x8001, NULL, 0);
+	memcpy(b + n, rtr, sizeof(rtr));
+	T(write(fd, b, n + sizeof(rtr)) == (ssize_t)(n + sizeof(rtr)));
+	T(read_full(fd, b, 28) == 28);
+	T(!memcmp(b, "MPA ID Rep Frame", 16) && (b[16] & 0x20));
+	T(b[24] == 0xa7 && b[25] == 0x52);	/* rapt's PROTOCOL marker */
+	T(!wait_eof(fd, EV_MS));
+	close(fd);
+	T(!ev_none(&s, 50));
+	T(!psp_wait_info(psp, 0, 0, &info));
+	T(info.pending_crs == 0);
+	TOK(rapt_psp_free(psp));
+
+	T(!raw_responder(&s, &lfd, &fd, &ep));
+	n = mpa_frame(b, false, 0x10, 2, 0x8001, 0x8001, NULL, 0);
+	memcpy(b + n, rtr, sizeof(rtr));
+	T(write(fd, b, n + sizeof(rtr)) == (ssize_t)(n + sizeof(rtr)));
+	T(!ev_wait(&s, RAPT_EV_NON_PEER_REJECTED, &ev));
+	T(ev.u.conn.reason == RAPT_REJECT_PROTOCOL);
+	T(read_full(fd, b, 28) == 28 && b[20] == 0x20 && b[21] == 0x04);
+	T(!wait_eof(fd, EV_MS));
+	close(fd);
+	TOK(rapt_ep_free(ep));
+	close(lfd);
+	return side_close(&s);
+}
+
+static void test_wire_early_bytes(void)
+{
+	CU_ASSERT_EQUAL(wire_early_bytes(), 0);
+}
+
+/*
+ * ep_free right after a graceful disconnect: the bytes the kernel still
+ * holds for the peer go out before our FIN.  The peer here reads nothing
+ * until the EP is gone, so a send of 512 KiB completes while most of it
+ * still sits in our socket's buffer; an RST would throw that away.
+ */
+static int free_after_graceful(void)
+{
+	enum { N = 512 * 1024 };
+	struct rapt_lmr_info mr;
+	struct rapt_event ev;
+	struct rapt_lmr *lmr;
+	struct rapt_sge g;
+	struct rapt_ep *ep;
+	uint8_t b[300], *buf = malloc(N), *sink = malloc(1 << 16);
+	struct side s;
+	size_t total = 0;
+	ssize_t n;
+	int lfd, fd;
+
+	T(buf && sink);
+	T(!side_open(&s));
+	memset(buf, 0x5a, N);
+	TOK(rapt_lmr_create(s.pz, buf, N, RAPT_MEM_LOCAL_WRITE, &lmr, &mr));
+	T(!raw_responder(&s, &lfd, &fd, &ep));
+	T(write(fd, b, mpa_frame(b, false, 0x10, 2, 0x8001, 0x8001, NULL,
+				 0)) == 24);
+	T(read_full(fd, b, 20) == 20);
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	g.addr = (uintptr_t)buf;
+	g.length = N;
+	g.lkey = mr.lkey;
+	TOK(rapt_ep_post_send(ep, &g, 1, 7, 0));
+	T(!ev_wait(&s, RAPT_EV_DTO, &ev));
+	T(ev.u.dto.status == RAPT_DTO_SUCCESS && ev.u.dto.cookie == 7);
+	TOK(rapt_ep_disconnect(ep, RAPT_CLOSE_GRACEFUL, NULL, 0));
+	TOK(rapt_ep_free(ep));
+	/* Every FPDU of the message, then the end of the stream. */
+	while ((n = read_full(fd, sink, 1 << 16)) == 1 << 16)
+		total += (size_t)n;
+	T(n >= 0);
+	total += (size_t)n;
+	T(total > N);
+	T(read(fd, sink, 1) == 0);
+	close(fd);
+	close(lfd);
+	TOK(rapt_lmr_free(lmr));
+	free(buf);
+	free(sink);
+	return side_close(&s);
+}
+
+static void test_free_after_graceful(void)
+{
+	CU_ASSERT_EQUAL(free_after_graceful(), 0);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -1297,6 +1495,10 @@ static const struct {
 	{ "wire: reply with an RTR not offered", test_wire_bad_rtr },
 	{ "wire: responder, P2P / siw / rev 1 / CRC", test_wire_responder },
 	{ "wire: M=1 refused", test_wire_markers },
+	{ "wire: request and reply in pieces", test_wire_pieces },
+	{ "wire: bytes behind a request or a reply", test_wire_early_bytes },
+	{ "ep_free after a graceful disconnect loses nothing",
+	  test_free_after_graceful },
 };
 
 int main(void)
