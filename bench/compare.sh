@@ -207,7 +207,7 @@ m_connrate() {
 	run connrate rapt conn_per_s $PERF -t connrate -n $N_CONN
 	[ $have_ofi = 1 ] && run connrate ofi conn_per_s \
 		"$OFI/ofi_connrate" tcp -n $N_CONN
-	run connrate raw conn_per_s "$RAW/raw_connrate" -n $N_CONN
+	run connrate raw conn_per_s "$RAW/raw_connrate" -n $N_CONN -m poll
 }
 
 m_connrate_block() {
@@ -215,7 +215,8 @@ m_connrate_block() {
 		-m block
 	[ $have_ofi = 1 ] && run connrate_block ofi conn_per_s \
 		"$OFI/ofi_connrate" tcp -n $N_CONN -m block
-	run connrate_block raw conn_per_s "$RAW/raw_connrate" -n $N_CONN
+	run connrate_block raw conn_per_s "$RAW/raw_connrate" -n $N_CONN \
+		-m block
 }
 
 m_conns() {
@@ -312,7 +313,7 @@ summary() {
 		    target ">= 0.9x raw TCP stream" "rapt/raw $x" \
 			"$(verdict "$x" '>=' 0.9)" ;;
 		connrate) summary_metric connrate \
-			"sequential connection rate, 32 B private data each way" \
+			"sequential connection rate, 32 B private data each way (raw: busy-polling)" \
 			"conn/s, higher is better"
 		    x=$(ratios_of connrate ofi)
 		    target ">= 2x libfabric" "rapt/libfabric $x" \
@@ -321,7 +322,7 @@ summary() {
 		    target ">= 0.5x plain TCP" "rapt/raw $x" \
 			"$(verdict "$x" '>=' 0.5)" ;;
 		connrate_block) summary_metric connrate_block \
-			"sequential connection rate, blocking waits (raw: as above)" \
+			"sequential connection rate, blocking waits (raw: blocking)" \
 			"conn/s, higher is better; no target" ;;
 		conns) summary_metric conns \
 			"$N_MANY connections held, memory per connection (larger side)" \

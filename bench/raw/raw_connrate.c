@@ -6,16 +6,21 @@
  * EOF and close()s.  The next cycle starts only then, so a cycle is
  * "established on both sides, then closed", as in the transports' tests.
  * -1 runs both ends in one thread instead (socket, connect, accept, close
- * twice), the cheapest form.
+ * twice), the cheapest form.  -m poll: both processes busy-poll instead
+ * of blocking (a non-blocking accept() loop, a recv(MSG_DONTWAIT) loop
+ * for the EOF), like a transport's busy-polling consumer.
  *
- *   raw_connrate [-n CONNS] [-W WARMUP] [-1] [-t SECONDS]
+ *   raw_connrate [-n CONNS] [-W WARMUP] [-1] [-m block|poll] [-t SECONDS]
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "../bench_util.h"
@@ -25,7 +30,34 @@ struct opts {
 	uint64_t conns;
 	uint64_t warmup;
 	int one_thread;
+	int poll;
 };
+
+/* -m poll: accept without sleeping. */
+static int accept_spin(int lfd)
+{
+	int fd;
+
+	do
+		fd = accept(lfd, NULL, NULL);
+	while (fd < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+			  errno == EINTR));
+	if (fd < 0)
+		perror("accept");
+	return fd;
+}
+
+/* -m poll: wait for the server's EOF without sleeping. */
+static ssize_t read_spin(int fd, char *c)
+{
+	ssize_t n;
+
+	do
+		n = recv(fd, c, 1, MSG_DONTWAIT);
+	while (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+			 errno == EINTR));
+	return n;
+}
 
 static int serve(void *arg, int pfd)
 {
@@ -37,9 +69,11 @@ static int serve(void *arg, int pfd)
 	lfd = raw_listen(&port, 4096);
 	if (lfd < 0)
 		return BU_EXIT_FAIL;
+	if (o->poll)
+		fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK);
 	bu_announce_port(pfd, port);
 	for (i = 0; i < o->warmup + o->conns; i++) {
-		fd = raw_accept(lfd);
+		fd = o->poll ? accept_spin(lfd) : raw_accept(lfd);
 		if (fd < 0)
 			return BU_EXIT_FAIL;
 		close(fd);
@@ -49,7 +83,7 @@ static int serve(void *arg, int pfd)
 }
 
 /* One cycle against the server process. */
-static int cycle2(unsigned int port, uint64_t *t_conn)
+static int cycle2(unsigned int port, int poll, uint64_t *t_conn)
 {
 	uint64_t t0 = bu_now_ns();
 	char c;
@@ -59,7 +93,7 @@ static int cycle2(unsigned int port, uint64_t *t_conn)
 	if (fd < 0)
 		return -1;
 	*t_conn = bu_now_ns() - t0;
-	if (read(fd, &c, 1) != 0) {
+	if ((poll ? read_spin(fd, &c) : read(fd, &c, 1)) != 0) {
 		fprintf(stderr, "expected EOF from the server\n");
 		close(fd);
 		return -1;
@@ -99,7 +133,7 @@ static int run(const struct opts *o, int lfd, unsigned int port,
 			start = bu_now_ns();
 		t0 = bu_now_ns();
 		ret = o->one_thread ? cycle1(lfd, port, &tc) :
-				      cycle2(port, &tc);
+				      cycle2(port, o->poll, &tc);
 		if (ret)
 			return -1;
 		t1 = bu_now_ns();
@@ -115,7 +149,7 @@ static int run(const struct opts *o, int lfd, unsigned int port,
 static void usage(void)
 {
 	fprintf(stderr, "usage: raw_connrate [-n CONNS] [-W WARMUP] [-1] "
-		"[-t SECONDS]\n");
+		"[-m block|poll] [-t SECONDS]\n");
 	exit(BU_EXIT_USAGE);
 }
 
@@ -128,7 +162,7 @@ int main(int argc, char **argv)
 	unsigned int port;
 	int c, lfd = -1, ret, sret = 0;
 
-	while ((c = getopt(argc, argv, "n:W:1t:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:W:1m:t:h")) != -1) {
 		if (c == 'n' && !bu_parse_uint(optarg, &o.conns) && o.conns)
 			continue;
 		if (c == 'W' && !bu_parse_uint(optarg, &o.warmup))
@@ -137,6 +171,11 @@ int main(int argc, char **argv)
 			continue;
 		if (c == '1') {
 			o.one_thread = 1;
+			continue;
+		}
+		if (c == 'm' && (!strcmp(optarg, "poll") ||
+				 !strcmp(optarg, "block"))) {
+			o.poll = !strcmp(optarg, "poll");
 			continue;
 		}
 		usage();
@@ -150,6 +189,7 @@ int main(int argc, char **argv)
 		return BU_EXIT_FAIL;
 	bu_line_begin("raw_connrate", "raw");
 	bu_kv("procs", "%d", o.one_thread ? 1 : 2);
+	bu_kv("mode", "%s", o.poll ? "poll" : "block");
 	bu_kv("conns", "%llu", (unsigned long long)o.conns);
 	if (o.one_thread)
 		lfd = raw_listen(&port, 4096);

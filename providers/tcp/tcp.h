@@ -79,7 +79,7 @@ struct tcp_engine;
  * What an epoll registration calls; @events are EPOLL* bits.  Registrations
  * are level-triggered unless @events has EPOLLET.  Handlers run one at a
  * time, under the engine's run lock, on the engine thread or in a consumer
- * thread that drives the engine ("the runner").  tcp_engine_del() never
+ * thread that drives the engine ("the runner").  tcp_engine_close() never
  * waits: a handler may still be called once for an @io that was just
  * deleted from another thread, so an EP handler takes ep->lock and checks
  * the state first.  An object that embeds a tcp_io is torn down by the
