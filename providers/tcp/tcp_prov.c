@@ -40,7 +40,7 @@
 /* evd_progress looks at an EP that had nothing this many times in a row
  * only once in TCP_IDLE_EVERY calls. */
 #define TCP_IDLE_POLLS		200
-#define TCP_IDLE_EVERY		8u
+#define TCP_IDLE_EVERY		32u
 /* A spinning evd_progress that ran a data path drives the engine once in
  * this many calls (mask); one that did not drives every time. */
 #define TCP_DRIVE_EVERY_MASK	31u
