@@ -35,8 +35,8 @@
  *      region + IWP_HALF, RDMA-READs P's first half and checks it, then
  *      SENDs "A-DONE"; on that receive P checks its second half.
  *   4. The same from P to A (seed IWP_SEED_WRITE_P, message "P-DONE").
- *   5. The side told to (-d) disconnects gracefully; both see the
- *      connection end.
+ *   5. The side told to (-d) disconnects gracefully, or (rapt_iw_peer
+ *      -a) abruptly, with a TCP RST; both see the connection end.
  * Every receive is posted before the connect or accept (iWARP has no
  * RNR).
  */
@@ -58,12 +58,14 @@
 #define IWP_REJECT_TEXT		"IWP-REJECT"
 #define IWP_REJECT_LEN		29
 
-#define IWP_REGION_LEN		8192
-#define IWP_HALF		(IWP_REGION_LEN / 2)
+/* Sizes over 64 KiB: many FPDUs per message, and a Read Response and a
+ * tagged Write spanning many TCP segments, both ways. */
+#define IWP_REGION_LEN		(256 * 1024)
+#define IWP_HALF		(IWP_REGION_LEN / 2)	/* RDMA Write, Read */
 #define IWP_MSG1_LEN		100
-#define IWP_MSG2_LEN		6000	/* over one MSS: several FPDUs */
+#define IWP_MSG2_LEN		100000	/* over 64 KiB: many FPDUs */
 #define IWP_DONE_LEN		7	/* "A-DONE" / "P-DONE" and a NUL */
-#define IWP_RECV_LEN		8192	/* every posted receive */
+#define IWP_RECV_LEN		(128 * 1024)	/* every posted receive */
 
 #define IWP_SEED_PD_ACTIVE	0x11
 #define IWP_SEED_PD_PASSIVE	0x22

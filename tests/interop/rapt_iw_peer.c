@@ -9,14 +9,15 @@
  * in RAPT_EP_RAW_PDATA mode, so the private data goes out without rapt's
  * header, and every connection event must say the peer is foreign.
  *
- * usage: rapt_iw_peer -i IA -s [-p PORT] [-r] [-d]    passive
- *        rapt_iw_peer -i IA -c ADDR [-p PORT] [-r] [-d]   active
+ * usage: rapt_iw_peer -i IA -s [-p PORT] [-r] [-d|-a]    passive
+ *        rapt_iw_peer -i IA -c ADDR [-p PORT] [-r] [-d|-a]   active
  *   -i  IA name, e.g. tcp:veth0 (the tcp provider, found through
  *       RAPT_PROVIDER_PATH; RAPT_TCP_CRC=1 makes it ask for CRC)
  *   -p  the port: the PSP's service id, or the one connected to
  *   -r  passive: reject the request with IWP_REJECT private data;
  *       active: expect exactly that reject
  *   -d  this side starts the graceful disconnect (else it waits for it)
+ *   -a  this side ends the connection abruptly instead (a TCP RST)
  *
  * Exit status 0 when every check passed; the last line says
  * "rapt_iw_peer: OK".
@@ -49,6 +50,7 @@ struct peer {
 	int active;
 	int reject;
 	int disconnect;
+	int abrupt;
 	const char *ia_name;
 	const char *addr;
 	uint16_t port;
@@ -313,10 +315,11 @@ static void finish(struct peer *p)
 	struct rapt_event ev;
 
 	if (p->disconnect)
-		CHECK(rapt_ep_disconnect(p->ep, RAPT_CLOSE_GRACEFUL, NULL, 0));
+		CHECK(rapt_ep_disconnect(p->ep, p->abrupt ? RAPT_CLOSE_ABRUPT :
+					 RAPT_CLOSE_GRACEFUL, NULL, 0));
 	expect_event(p->cm_evd, RAPT_EV_DISCONNECTED, &ev, "disconnect");
-	note("disconnected (%s)", p->disconnect ? "we closed" :
-	     "the peer closed");
+	note("disconnected (%s)", !p->disconnect ? "the peer closed" :
+	     p->abrupt ? "we reset" : "we closed");
 }
 
 /* ------------------------------------------------------------------ */
@@ -478,7 +481,7 @@ int main(int argc, char **argv)
 
 	memset(&p, 0, sizeof(p));
 	p.active = -1;
-	while ((c = getopt(argc, argv, "i:sc:p:rd")) != -1) {
+	while ((c = getopt(argc, argv, "i:sc:p:rda")) != -1) {
 		switch (c) {
 		case 'i': p.ia_name = optarg; break;
 		case 's': p.active = 0; break;
@@ -490,6 +493,7 @@ int main(int argc, char **argv)
 			break;
 		case 'r': p.reject = 1; break;
 		case 'd': p.disconnect = 1; break;
+		case 'a': p.disconnect = p.abrupt = 1; break;
 		default: usage();
 		}
 	}

@@ -200,6 +200,12 @@ pair rapt_active_siw_passive_crc 1 \
 	"$SIW -s $SIW_ADDR -p 7505 -d" "$RAPT -c $SIW_ADDR -p 7505" 1 1
 pair siw_active_rapt_passive_crc 1 \
 	"$RAPT -s -p 7506 -d" "$SIW -c $RAPT_ADDR -p 7506" 1 0
+# (e) rapt ends an established connection abruptly (RST): siw reports
+# the disconnect too, on either side of the connection
+pair rapt_active_aborts_siw 0 \
+	"$SIW -s $SIW_ADDR -p 7507" "$RAPT -c $SIW_ADDR -p 7507 -a" 0 0
+pair rapt_passive_aborts_siw 0 \
+	"$RAPT -s -p 7508 -a" "$SIW -c $RAPT_ADDR -p 7508" 0 0
 
 read -r tx < /sys/class/net/veth0/statistics/tx_bytes
 read -r rx < /sys/class/net/veth0/statistics/rx_bytes
