@@ -648,16 +648,17 @@ static int rx_recv_done(struct tcp_ep *ep)
 	if (op == TCP_RDMAP_SEND_SE || op == TCP_RDMAP_SEND_SE_INV)
 		flags |= RAPT_DTO_SOLICITED;
 	if (op == TCP_RDMAP_SEND_INV || op == TCP_RDMAP_SEND_SE_INV) {
-		/* A region of another PZ: RFC 5040's "STag cannot be
-		 * invalidated" as a protection error (layer 0, type 1,
-		 * code 0x09), as siw and irdma report a PD mismatch. */
+		/* RFC 5040's "STag cannot be invalidated" (code 0x09), as
+		 * siw reports it: a region of another PZ is a protection
+		 * error (layer 0, type 1), a key that names no region a
+		 * remote operation error (type 2). */
 		ret = tcp_rkey_invalidate(ep->ia, ep->pz, rx->h.inv_stag);
 		if (ret)
 			return rx_term(ep, NULL, TCP_TERM_LAYER_RDMAP,
-				       TCP_TERM_RDMAP_PROTECTION,
 				       ret == RAPT_EACCES ?
-				       TCP_TERM_RDMAP_CANNOT_INVALIDATE :
-				       TCP_TERM_RDMAP_INVALID_STAG, false);
+				       TCP_TERM_RDMAP_PROTECTION :
+				       TCP_TERM_RDMAP_OPERATION,
+				       TCP_TERM_RDMAP_CANNOT_INVALIDATE, false);
 		flags |= RAPT_DTO_INVALIDATED;
 		inv = rx->h.inv_stag;
 	}

@@ -1469,6 +1469,66 @@ static void test_free_after_graceful(void)
 	CU_ASSERT_EQUAL(free_after_graceful(), 0);
 }
 
+/*
+ * A Send with Invalidate naming a key the target never gave out, from a
+ * hand-built FPDU: Terminate layer RDMAP, type "remote operation",
+ * "STag cannot be invalidated" (0x02, 0x09), as siw sends it; BROKEN.
+ */
+static int wire_inv_unknown(void)
+{
+	static const uint8_t send_inv[28] = {
+		0x00, 0x16,			/* MPA: ULPDU 22 bytes */
+		0x41, 0x44,			/* DDP untagged L, Send+Inv */
+		0x0b, 0xad, 0xf0, 0x0d,		/* the key to invalidate */
+		0, 0, 0, 0, 0, 0, 0, 1,		/* QN 0, MSN 1 */
+		0, 0, 0, 0,			/* MO 0 */
+		'i', 'n', 'v', '!',		/* payload */
+		0, 0, 0, 0,			/* CRC field, C not set */
+	};
+	uint8_t mem[64], b[300];
+	struct rapt_lmr_info mr;
+	struct rapt_psp *psp;
+	struct rapt_event ev;
+	struct rapt_lmr *lmr;
+	struct rapt_sge g;
+	struct rapt_ep *ep;
+	struct side s;
+	uint16_t port;
+	int fd;
+
+	T(!side_open(&s));
+	TOK(rapt_lmr_create(s.pz, mem, sizeof(mem), RAPT_MEM_LOCAL_WRITE,
+			    &lmr, &mr));
+	T(!psp_new(&s, 0, 0, 0, &psp, &port));
+	T(!wire_accept(&s, psp, port, b,
+		       mpa_frame(b, true, 0x10, 2, 0x8001, 0x8001, NULL, 0),
+		       &fd, &ep, b, 27));
+	g.addr = (uintptr_t)mem;
+	g.length = sizeof(mem);
+	g.lkey = mr.lkey;
+	TOK(rapt_ep_post_recv(ep, &g, 1, 1));
+	T(write(fd, rtr, sizeof(rtr)) == sizeof(rtr));
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	T(write(fd, send_inv, sizeof(send_inv)) == sizeof(send_inv));
+	/* MPA length, DDP/RDMAP Terminate header, then layer|type, code */
+	T(read_full(fd, b, 22) == 22);
+	T(b[2] == 0x41 && b[3] == 0x47);
+	T(b[20] == 0x02 && b[21] == 0x09);
+	T(!ev_wait(&s, RAPT_EV_DTO, &ev));
+	T(ev.u.dto.status == RAPT_DTO_FLUSHED);
+	T(!ev_wait(&s, RAPT_EV_BROKEN, &ev));
+	close(fd);
+	TOK(rapt_ep_free(ep));
+	TOK(rapt_psp_free(psp));
+	TOK(rapt_lmr_free(lmr));
+	return side_close(&s);
+}
+
+static void test_wire_inv_unknown(void)
+{
+	CU_ASSERT_EQUAL(wire_inv_unknown(), 0);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -1497,6 +1557,8 @@ static const struct {
 	{ "wire: M=1 refused", test_wire_markers },
 	{ "wire: request and reply in pieces", test_wire_pieces },
 	{ "wire: bytes behind a request or a reply", test_wire_early_bytes },
+	{ "wire: Send with Invalidate of an unknown key",
+	  test_wire_inv_unknown },
 	{ "ep_free after a graceful disconnect loses nothing",
 	  test_free_after_graceful },
 };
