@@ -216,11 +216,12 @@ int tcp_lmr_create(void *pia, void *ppz, void *addr, size_t length,
 		   uint32_t access, struct rapt_lmr_info *info, void **plmr);
 int tcp_lmr_free(void *plmr);
 
-/* Check a local SGE list for access @need (RAPT_MEM_LOCAL_WRITE for
- * receive and read sinks, 0 for sources): 0, or RAPT_DTO_LOCAL_PROTECTION
- * on a bad key, bounds or rights. */
-int tcp_sge_check(struct tcp_ia *ia, const struct rapt_sge *sgl,
-		  uint32_t nsge, uint32_t need);
+/* Check a local SGE list of an EP of @pz for access @need
+ * (RAPT_MEM_LOCAL_WRITE for receive and read sinks, 0 for sources): 0, or
+ * RAPT_DTO_LOCAL_PROTECTION on a bad key, bounds or rights, or a region
+ * of another PZ. */
+int tcp_sge_check(struct tcp_ia *ia, const struct tcp_pz *pz,
+		  const struct rapt_sge *sgl, uint32_t nsge, uint32_t need);
 /* Check a remote (rkey, to, len) for @need (RAPT_MEM_REMOTE_READ or
  * _WRITE) on behalf of an EP of @pz; returns a pointer into the region
  * (not pinned: only for checks), or NULL and the RDMAP protection code
@@ -230,16 +231,17 @@ uint8_t *tcp_rkey_resolve(struct tcp_ia *ia, const struct tcp_pz *pz,
 			  uint32_t rkey, uint64_t to, uint64_t len,
 			  uint32_t need, uint8_t *ecode);
 /* Send with Invalidate arriving on an EP of @pz: 0, RAPT_ENOENT when
- * @rkey names no live region (report TCP_TERM_RDMAP_INVALID_STAG), or
- * RAPT_EACCES when its region is of another PZ (nothing invalidated;
- * report TCP_TERM_RDMAP_CANNOT_INVALIDATE). */
+ * @rkey names no live region, or RAPT_EACCES when its region is of
+ * another PZ (nothing invalidated); both are reported as
+ * TCP_TERM_RDMAP_CANNOT_INVALIDATE (remote operation / protection). */
 int tcp_rkey_invalidate(struct tcp_ia *ia, const struct tcp_pz *pz,
 			uint32_t rkey);
 /* Pinned lookups: a pointer to @len bytes at @addr/@to, and the pin to
- * drop with tcp_mem_put() once the memory is no longer touched. */
-uint8_t *tcp_mem_lkey(struct tcp_ia *ia, uint32_t lkey, uint64_t addr,
-		      uint64_t len, uint32_t need,
-		      struct tcp_stag_slot **pin);
+ * drop with tcp_mem_put() once the memory is no longer touched.  Keys of
+ * regions of another PZ than @pz fail, local ones as bad keys. */
+uint8_t *tcp_mem_lkey(struct tcp_ia *ia, const struct tcp_pz *pz,
+		      uint32_t lkey, uint64_t addr, uint64_t len,
+		      uint32_t need, struct tcp_stag_slot **pin);
 uint8_t *tcp_mem_rkey(struct tcp_ia *ia, const struct tcp_pz *pz,
 		      uint32_t rkey, uint64_t to, uint64_t len, uint32_t need,
 		      uint8_t *ecode, struct tcp_stag_slot **pin);

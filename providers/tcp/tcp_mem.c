@@ -324,22 +324,27 @@ static int slot_check(const struct tcp_stag_slot *s, uint64_t addr,
 /**
  * tcp_mem_lkey - pin a local region and point at @len bytes of it
  * @ia: the IA
+ * @pz: the PZ of the EP whose work request names @lkey: a region of
+ *      another PZ is refused (verbs' local protection error for an MR of
+ *      another PD)
  * @lkey: the SGE's key
  * @addr: the SGE's address
  * @len: bytes that will be touched
  * @need: RAPT_MEM_LOCAL_WRITE to write, 0 to read
  * @pin: output, for tcp_mem_put()
  *
- * Return: the memory, or NULL (bad key, bounds or rights: nothing pinned).
+ * Return: the memory, or NULL (bad key, PZ, bounds or rights: nothing
+ * pinned).
  */
-uint8_t *tcp_mem_lkey(struct tcp_ia *ia, uint32_t lkey, uint64_t addr,
-		      uint64_t len, uint32_t need, struct tcp_stag_slot **pin)
+uint8_t *tcp_mem_lkey(struct tcp_ia *ia, const struct tcp_pz *pz,
+		      uint32_t lkey, uint64_t addr, uint64_t len,
+		      uint32_t need, struct tcp_stag_slot **pin)
 {
 	struct tcp_stag_slot *s = slot_get(ia->stags, lkey, false);
 
 	if (!s)
 		return NULL;
-	if (slot_check(s, addr, len, need)) {
+	if (s->pz != pz || slot_check(s, addr, len, need)) {
 		tcp_mem_put(s);
 		return NULL;
 	}
@@ -415,15 +420,15 @@ uint8_t *tcp_rkey_resolve(struct tcp_ia *ia, const struct tcp_pz *pz,
 /**
  * tcp_sge_check - check a local SGE list (see tcp.h)
  */
-int tcp_sge_check(struct tcp_ia *ia, const struct rapt_sge *sgl,
-		  uint32_t nsge, uint32_t need)
+int tcp_sge_check(struct tcp_ia *ia, const struct tcp_pz *pz,
+		  const struct rapt_sge *sgl, uint32_t nsge, uint32_t need)
 {
 	struct tcp_stag_slot *pin;
 	uint32_t i;
 
 	for (i = 0; i < nsge; i++) {
-		if (!tcp_mem_lkey(ia, sgl[i].lkey, sgl[i].addr, sgl[i].length,
-				  need, &pin))
+		if (!tcp_mem_lkey(ia, pz, sgl[i].lkey, sgl[i].addr,
+				  sgl[i].length, need, &pin))
 			return RAPT_DTO_LOCAL_PROTECTION;
 		tcp_mem_put(pin);
 	}

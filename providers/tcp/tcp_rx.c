@@ -471,7 +471,7 @@ static int rx_sgl(struct tcp_ep *ep, struct tcp_wr *wr, uint32_t len,
 		n = wr->sge[i].length - off;
 		if (n > len)
 			n = len;
-		p = tcp_mem_lkey(ep->ia, wr->sge[i].lkey,
+		p = tcp_mem_lkey(ep->ia, ep->pz, wr->sge[i].lkey,
 				 wr->sge[i].addr + off, n,
 				 RAPT_MEM_LOCAL_WRITE, &rx->pins[rx->npins]);
 		if (!p) {

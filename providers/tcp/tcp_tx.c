@@ -418,7 +418,7 @@ static uint64_t sgl_bytes(const struct rapt_sge *sgl, uint32_t nsge)
 static int post_debug_check(struct tcp_ep *ep, const struct rapt_sge *sgl,
 			    uint32_t nsge, uint32_t need, const char *what)
 {
-	if (!TX_DEBUG || !tcp_sge_check(ep->ia, sgl, nsge, need))
+	if (!TX_DEBUG || !tcp_sge_check(ep->ia, ep->pz, sgl, nsge, need))
 		return 0;
 	rapt_prov_set_error("%s: an SGE has a bad lkey, is outside its "
 			    "region or lacks local write", what);
@@ -770,7 +770,7 @@ static uint32_t put_wr_payload(struct tcp_ep *ep, struct tcp_wr *wr,
 		n = wr->sge[i].length - off;
 		if (n > len)
 			n = len;
-		p = tcp_mem_lkey(ep->ia, wr->sge[i].lkey,
+		p = tcp_mem_lkey(ep->ia, ep->pz, wr->sge[i].lkey,
 				 wr->sge[i].addr + off, n, 0, &pin);
 		if (!p) {
 			*bad = true;

@@ -589,6 +589,68 @@ static int run_other_pz(void)
 	return violation(BAD_PZ, false) || violation(BAD_PZ, true) ? -1 : 0;
 }
 
+/*
+ * An lkey of a region of another PZ than the EP's, as verbs' MR of another
+ * PD: the work request completes LOCAL_PROTECTION and the connection
+ * breaks (a send on the sender, a receive on the target), nothing placed.
+ */
+static int local_other_pz(bool recv)
+{
+	struct other_pz o = { 0 };
+	struct rapt_event ev;
+	struct rapt_sge g, r;
+	struct conn c;
+
+	if (conn_open(&c, 4096, 4096, RAPT_MEM_LOCAL_WRITE, NULL, NULL))
+		return -1;
+	if (other_pz_open(recv ? &c.p : &c.a, &o))
+		return -1;
+	memset(c.p.buf, 0xcc, 4096 + 2 * GUARD);
+	fill(c.a.mem, 100, 3);
+	g = sge(&c.a, 0, 100);
+	r = sge(&c.p, 0, 100);
+	if (recv)
+		r.lkey = o.mr.lkey;
+	else
+		g.lkey = o.mr.lkey;
+	TOK(rapt_ep_post_recv(c.p.ep, &r, 1, 1));
+	TOK(rapt_ep_post_send(c.a.ep, &g, 1, 2, 0));
+	if (recv) {
+		if (dto_wait(&c.p, RAPT_OP_RECV, RAPT_DTO_LOCAL_PROTECTION, 1,
+			     &ev))
+			return -1;
+	} else if (dto_wait(&c.a, RAPT_OP_SEND, RAPT_DTO_LOCAL_PROTECTION, 2,
+			    &ev)) {
+		return -1;
+	}
+	if (ev_wait(&c.p, recv ? RAPT_EV_BROKEN : 0, &ev))
+		return -1;
+	if (!recv) {
+		/* the target's receive flushes, then BROKEN */
+		T(ev.type == RAPT_EV_DTO &&
+		  ev.u.dto.status == RAPT_DTO_FLUSHED);
+		if (ev_wait(&c.p, RAPT_EV_BROKEN, &ev))
+			return -1;
+	}
+	if (ev_wait(&c.a, 0, &ev))
+		return -1;
+	if (recv) {
+		/* the sender's send may complete before the Terminate */
+		if (ev.type == RAPT_EV_DTO && ev_wait(&c.a, 0, &ev))
+			return -1;
+	}
+	T(ev.type == RAPT_EV_BROKEN);
+	T(untouched(&c.p, 0, 0) == 0);
+	if (other_pz_close(&o))
+		return -1;
+	return conn_close(&c);
+}
+
+static int run_local_other_pz(void)
+{
+	return local_other_pz(false) || local_other_pz(true) ? -1 : 0;
+}
+
 /* iWARP has no RNR: a Send that finds no receive breaks the connection
  * on both sides; receives posted later flush. */
 static int run_no_receive(void)
@@ -912,6 +974,7 @@ CASE(run_rdma_big)
 CASE(run_fence)
 CASE(run_violations)
 CASE(run_other_pz)
+CASE(run_local_other_pz)
 CASE(run_no_receive)
 CASE(run_too_long)
 CASE(run_send_inv)
@@ -934,6 +997,7 @@ static const struct {
 	{ "FENCE waits for earlier reads", cu_run_fence },
 	{ "remote access violations", cu_run_violations },
 	{ "rkey of a region in another PZ", cu_run_other_pz },
+	{ "lkey of a region in another PZ", cu_run_local_other_pz },
 	{ "send with no posted receive", cu_run_no_receive },
 	{ "message longer than the receive", cu_run_too_long },
 	{ "send with invalidate", cu_run_send_inv },

@@ -133,29 +133,31 @@ static void test_bounds_rights(void)
 	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, TCP_RTR_STAG, base, 0,
 					    RAPT_MEM_REMOTE_WRITE, &ecode));
 	/* local keys */
-	p = tcp_mem_lkey(&ia, info.lkey, base + 10, 20, RAPT_MEM_LOCAL_WRITE,
-			 &pin);
+	p = tcp_mem_lkey(&ia, NULL, info.lkey, base + 10, 20,
+			 RAPT_MEM_LOCAL_WRITE, &pin);
 	CU_ASSERT_PTR_EQUAL(p, region + 110);
 	tcp_mem_put(pin);
-	CU_ASSERT_PTR_NULL(tcp_mem_lkey(&ia, info.rkey, base, 1, 0, &pin));
+	CU_ASSERT_PTR_NULL(tcp_mem_lkey(&ia, NULL, info.rkey, base, 1, 0,
+					&pin));
 	{
 		struct rapt_sge sgl[2] = {
 			{ base, 500, info.lkey },
 			{ base + 500, 501, info.lkey },
 		};
 
-		CU_ASSERT_EQUAL(tcp_sge_check(&ia, sgl, 1,
+		CU_ASSERT_EQUAL(tcp_sge_check(&ia, NULL, sgl, 1,
 					      RAPT_MEM_LOCAL_WRITE), 0);
-		CU_ASSERT_EQUAL(tcp_sge_check(&ia, sgl, 2, 0),
+		CU_ASSERT_EQUAL(tcp_sge_check(&ia, NULL, sgl, 2, 0),
 				RAPT_DTO_LOCAL_PROTECTION);
 	}
 	CU_ASSERT_EQUAL(tcp_lmr_free(mr), 0);
 	/* no local write right */
 	mr = reg(region, 10, 0, &info);
-	CU_ASSERT_PTR_NULL(tcp_mem_lkey(&ia, info.lkey, (uintptr_t)region, 1,
+	CU_ASSERT_PTR_NULL(tcp_mem_lkey(&ia, NULL, info.lkey,
+					(uintptr_t)region, 1,
 					RAPT_MEM_LOCAL_WRITE, &pin));
-	CU_ASSERT_PTR_NOT_NULL(tcp_mem_lkey(&ia, info.lkey, (uintptr_t)region,
-					    1, 0, &pin));
+	CU_ASSERT_PTR_NOT_NULL(tcp_mem_lkey(&ia, NULL, info.lkey,
+					    (uintptr_t)region, 1, 0, &pin));
 	tcp_mem_put(pin);
 	CU_ASSERT_EQUAL(tcp_lmr_free(mr), 0);
 }
@@ -205,8 +207,9 @@ static void test_invalidate(void)
 					    1, RAPT_MEM_REMOTE_WRITE, &ecode));
 	/* the lkey still works; invalidating twice is fine; unknown keys
 	 * and lkeys are refused */
-	CU_ASSERT_PTR_NOT_NULL(tcp_mem_lkey(&ia, info.lkey, (uintptr_t)region,
-					    1, RAPT_MEM_LOCAL_WRITE, &pin));
+	CU_ASSERT_PTR_NOT_NULL(tcp_mem_lkey(&ia, NULL, info.lkey,
+					    (uintptr_t)region, 1,
+					    RAPT_MEM_LOCAL_WRITE, &pin));
 	tcp_mem_put(pin);
 	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, NULL, info.rkey), 0);
 	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, NULL, info.rkey ^ 0x5),
@@ -252,6 +255,16 @@ static void test_pz(void)
 	CU_ASSERT_PTR_NOT_NULL(tcp_rkey_resolve(&ia, &pz_a, info.rkey,
 						(uintptr_t)region, 1,
 						RAPT_MEM_REMOTE_WRITE, &ecode));
+	/* the lkey too serves only its own PZ */
+	{
+		struct rapt_sge g = { (uintptr_t)region, 8, info.lkey };
+
+		CU_ASSERT_PTR_NULL(tcp_mem_lkey(&ia, &pz_b, info.lkey,
+						(uintptr_t)region, 8, 0, &pin));
+		CU_ASSERT_EQUAL(tcp_sge_check(&ia, &pz_b, &g, 1, 0),
+				RAPT_DTO_LOCAL_PROTECTION);
+		CU_ASSERT_EQUAL(tcp_sge_check(&ia, &pz_a, &g, 1, 0), 0);
+	}
 	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, &pz_a, info.rkey), 0);
 	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, &pz_a, info.rkey,
 					    (uintptr_t)region, 1,
