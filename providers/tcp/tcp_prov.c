@@ -43,7 +43,7 @@
 #define TCP_IDLE_EVERY		32u
 /* A spinning evd_progress that ran a data path drives the engine once in
  * this many calls (mask); one that did not drives every time. */
-#define TCP_DRIVE_EVERY_MASK	31u
+#define TCP_DRIVE_EVERY_MASK	63u
 /* ... and one that waits on no data path yields every few calls. */
 #define TCP_YIELD_EVERY_MASK	7u
 
