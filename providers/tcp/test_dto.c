@@ -593,6 +593,7 @@ static int run_other_pz(void)
  * An lkey of a region of another PZ than the EP's, as verbs' MR of another
  * PD: the work request completes LOCAL_PROTECTION and the connection
  * breaks (a send on the sender, a receive on the target), nothing placed.
+ * A debug build refuses the post itself.
  */
 static int local_other_pz(bool recv)
 {
@@ -613,6 +614,14 @@ static int local_other_pz(bool recv)
 		r.lkey = o.mr.lkey;
 	else
 		g.lkey = o.mr.lkey;
+#ifdef RAPT_DEBUG
+	/* --enable-debug: the core checks every SGE at post time */
+	T((recv ? rapt_ep_post_recv(c.p.ep, &r, 1, 1) :
+		  rapt_ep_post_send(c.a.ep, &g, 1, 2, 0)) == RAPT_EINVAL);
+	if (quiet(&c.a) || quiet(&c.p) || other_pz_close(&o))
+		return -1;
+	return conn_close(&c);
+#endif
 	TOK(rapt_ep_post_recv(c.p.ep, &r, 1, 1));
 	TOK(rapt_ep_post_send(c.a.ep, &g, 1, 2, 0));
 	if (recv) {
