@@ -33,7 +33,11 @@
  *      Reply before it has read that Reply.
  *   3. A RDMA-WRITEs IWP_HALF bytes (seed IWP_SEED_WRITE_A) into P's
  *      region + IWP_HALF, RDMA-READs P's first half and checks it, then
- *      SENDs "A-DONE"; on that receive P checks its second half.
+ *      sends "A-DONE" as a Send with Solicited Event and Invalidate of
+ *      P's region rkey (its last use); rapt checks that its receive
+ *      reports SOLICITED and the invalidation of that rkey (siw takes the
+ *      message without error, but its verbs provider reports neither),
+ *      then its second half.
  *   4. The same from P to A (seed IWP_SEED_WRITE_P, message "P-DONE").
  *   5. The side told to (-d) disconnects gracefully, or (rapt_iw_peer
  *      -a) abruptly, with a TCP RST; both see the connection end.

@@ -235,6 +235,28 @@ static void expect_done(struct peer *p, size_t off, const char *text)
 	    memcmp(buf + off, text, IWP_DONE_LEN))
 		fail("expected \"%s\" (%d bytes), got %llu bytes", text,
 		     IWP_DONE_LEN, (unsigned long long)ev.u.dto.length);
+	if (ev.u.dto.flags != (RAPT_DTO_SOLICITED | RAPT_DTO_INVALIDATED) ||
+	    ev.u.dto.invalidated_rkey != p->region_info.rkey)
+		fail("\"%s\": flags %#x, invalidated rkey %#x; expected "
+		     "SOLICITED and INVALIDATED of our region's rkey %#x",
+		     text, ev.u.dto.flags, ev.u.dto.invalidated_rkey,
+		     p->region_info.rkey);
+	note("%s: Send with SE and Invalidate of rkey %#x verified", text,
+	     ev.u.dto.invalidated_rkey);
+}
+
+/* The DONE message: a Send with Solicited Event and Invalidate of the
+ * peer's region, whose last use this is. */
+static void send_done(struct peer *p)
+{
+	struct rapt_sge sge = { (uintptr_t)(buf + OFF_SEND), IWP_DONE_LEN,
+				p->buf_info.lkey };
+	struct rapt_event ev;
+
+	memcpy(buf + OFF_SEND, p->active ? "A-DONE" : "P-DONE", IWP_DONE_LEN);
+	CHECK(rapt_ep_post_send_inv(p->ep, &sge, 1, 13, RAPT_POST_SOLICITED,
+				    p->remote.rkey));
+	wait_dto(p->req_evd, RAPT_OP_SEND, &ev, "SEND done");
 }
 
 /* RDMA WRITE our pattern into the peer's second half, RDMA READ its first
@@ -267,8 +289,7 @@ static void rdma_both(struct peer *p)
 		fail("RDMA READ data differs at offset %ld", bad);
 	note("RDMA WRITE %d bytes done, RDMA READ %d bytes verified",
 	     IWP_HALF, IWP_HALF);
-	memcpy(buf + OFF_SEND, p->active ? "A-DONE" : "P-DONE", IWP_DONE_LEN);
-	do_send(p, IWP_DONE_LEN, "SEND done");
+	send_done(p);
 }
 
 /* The peer's WRITE must be in our second half once its "done" is in. */
