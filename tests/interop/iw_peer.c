@@ -37,15 +37,6 @@
 #define QP_DEPTH	8
 #define IW_DEPTH	4	/* IRD and ORD asked for */
 
-/* Offsets in the local buffer: two receives, a send area, the READ sink
- * and the WRITE source. */
-#define OFF_RECV0	0
-#define OFF_RECV1	IWP_RECV_LEN
-#define OFF_SEND	(2 * IWP_RECV_LEN)
-#define OFF_SINK	(3 * IWP_RECV_LEN)
-#define OFF_WSRC	(OFF_SINK + IWP_HALF)
-#define BUF_LEN		(OFF_WSRC + IWP_HALF)
-
 struct peer {
 	int active;
 	int reject;
@@ -416,11 +407,12 @@ static void reject_request(struct peer *p)
 	     IWP_REJECT_LEN);
 }
 
-static void accept_request(struct peer *p)
+/* Memory, QP, both receives posted, and our connect or accept private
+ * data (advertising our region) in @cp, pointing at @pd. */
+static void prepare(struct peer *p, struct rdma_conn_param *cp,
+		    uint8_t pd[IWP_PD_LEN])
 {
 	struct iwp_region mine;
-	struct rdma_conn_param cp;
-	uint8_t pd[IWP_PD_LEN];
 
 	setup_memory(p);
 	setup_qp(p);
@@ -428,8 +420,16 @@ static void accept_request(struct peer *p)
 	post_recv(p, OFF_RECV1, 1);
 	mine = (struct iwp_region){ (uintptr_t)p->region,
 				    p->region_mr->rkey, IWP_REGION_LEN };
-	iwp_pd_build(pd, 0, &mine);
-	conn_param(&cp, pd, sizeof(pd));
+	iwp_pd_build(pd, p->active, &mine);
+	conn_param(cp, pd, IWP_PD_LEN);
+}
+
+static void accept_request(struct peer *p)
+{
+	struct rdma_conn_param cp;
+	uint8_t pd[IWP_PD_LEN];
+
+	prepare(p, &cp, pd);
 	if (rdma_accept(p->id, &cp))
 		fail("rdma_accept: %m");
 	ack(expect_event(p, RDMA_CM_EVENT_ESTABLISHED));
@@ -475,7 +475,6 @@ static void connect_peer(struct peer *p)
 {
 	struct rdma_addrinfo *ai = resolve(p);
 	struct rdma_conn_param cp;
-	struct iwp_region mine;
 	uint8_t pd[IWP_PD_LEN];
 
 	if (rdma_create_id(p->ch, &p->id, NULL, RDMA_PS_TCP))
@@ -487,14 +486,7 @@ static void connect_peer(struct peer *p)
 	if (rdma_resolve_route(p->id, 5000))
 		fail("rdma_resolve_route: %m");
 	ack(expect_event(p, RDMA_CM_EVENT_ROUTE_RESOLVED));
-	setup_memory(p);
-	setup_qp(p);
-	post_recv(p, OFF_RECV0, 0);
-	post_recv(p, OFF_RECV1, 1);
-	mine = (struct iwp_region){ (uintptr_t)p->region,
-				    p->region_mr->rkey, IWP_REGION_LEN };
-	iwp_pd_build(pd, 1, &mine);
-	conn_param(&cp, pd, sizeof(pd));
+	prepare(p, &cp, pd);
 	if (rdma_connect(p->id, &cp))
 		fail("rdma_connect: %m");
 }

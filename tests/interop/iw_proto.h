@@ -71,6 +71,15 @@
 #define IWP_DONE_LEN		7	/* "A-DONE" / "P-DONE" and a NUL */
 #define IWP_RECV_LEN		(128 * 1024)	/* every posted receive */
 
+/* Each program's local buffer (not the region): two receives, a send
+ * area, the RDMA READ sink and the RDMA WRITE source. */
+#define OFF_RECV0		0
+#define OFF_RECV1		IWP_RECV_LEN
+#define OFF_SEND		(2 * IWP_RECV_LEN)
+#define OFF_SINK		(3 * IWP_RECV_LEN)
+#define OFF_WSRC		(OFF_SINK + IWP_HALF)
+#define BUF_LEN			(OFF_WSRC + IWP_HALF)
+
 #define IWP_SEED_PD_ACTIVE	0x11
 #define IWP_SEED_PD_PASSIVE	0x22
 #define IWP_SEED_REJECT		0x33

@@ -38,14 +38,6 @@
 #define EP_DEPTH	8
 #define IW_DEPTH	4	/* IRD and ORD asked for */
 
-/* Offsets in the local buffer, as in iw_peer.c. */
-#define OFF_RECV0	0
-#define OFF_RECV1	IWP_RECV_LEN
-#define OFF_SEND	(2 * IWP_RECV_LEN)
-#define OFF_SINK	(3 * IWP_RECV_LEN)
-#define OFF_WSRC	(OFF_SINK + IWP_HALF)
-#define BUF_LEN		(OFF_WSRC + IWP_HALF)
-
 struct peer {
 	int active;
 	int reject;
