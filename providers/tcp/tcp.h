@@ -128,6 +128,12 @@ int tcp_engine_defer(struct tcp_engine *eng, void (*fn)(void *), void *arg);
 void tcp_engine_call(struct tcp_engine *eng, void (*fn)(void *), void *arg);
 /* A busy-polling consumer runs a pass itself, if no one else does. */
 void tcp_engine_drive(struct tcp_engine *eng);
+/* A consumer's thread sleeps on the engine's epoll set (wait objects):
+ * the fd, and the calls around each sleep. */
+int tcp_engine_fd(struct tcp_engine *eng);
+void tcp_engine_sleep_begin(struct tcp_engine *eng);
+void tcp_engine_sleep_end(struct tcp_engine *eng);
+void tcp_engine_lease(struct tcp_engine *eng);
 /* Free an object whose @io is deleted once no collected batch names it. */
 void tcp_engine_retire(struct tcp_engine *eng, struct tcp_retire *r,
 		       const struct tcp_io *io, void (*fn)(void *), void *arg);
@@ -161,6 +167,7 @@ struct tcp_ia {
 	struct tcp_stag_table *stags;	/* tcp_mem.c */
 	bool crc_request;		/* ask peers for CRC32c */
 	uint32_t nep;
+	_Atomic uint32_t nparked;	/* EPs parked (tcp_cm.c) */
 };
 
 /* A PZ: only its address matters.  An STag serves an EP only if both
@@ -184,6 +191,9 @@ struct tcp_evd {
 	_Atomic uint64_t poll_last_ns;	/* last evd_progress call */
 	_Atomic uint64_t spin_until_ns;	/* a consumer spins on it till then */
 	_Atomic uint32_t nattached;	/* neps */
+	/* The consumer armed the EVD's fd: its next evd_progress runs an
+	 * engine pass for whatever woke it (tcp_prov.c). */
+	_Atomic bool fd_armed;
 };
 
 int tcp_evd_attach(struct tcp_evd *evd, struct tcp_ep *ep);
@@ -377,6 +387,8 @@ void tcp_cm_progress(struct tcp_ep *ep);
  * to spin on an EVD of @ep: the engine stops waking for @ep's data until
  * the spinning stops (the engine looks every millisecond). */
 void tcp_cm_park(struct tcp_ep *ep);
+/* With ep->lock: a consumer is about to sleep: watch EPOLLIN again. */
+void tcp_cm_unpark(struct tcp_ep *ep);
 static inline bool tcp_ep_handshaking(const struct tcp_ep *ep)
 {
 	return ep->state == TCP_EP_CONNECTING ||

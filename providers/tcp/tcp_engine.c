@@ -79,6 +79,7 @@ struct tcp_engine {
 	bool stop;
 	struct tcp_io evio;		/* the eventfd's registration */
 	_Atomic uint64_t drive_ns;	/* last pass a consumer drove */
+	_Atomic uint32_t sleepers;	/* consumers asleep on epfd */
 	_Atomic uint64_t aside_until_ns; /* the aside thread looks by then */
 	/* The batch being dispatched (under run). */
 	struct epoll_event *batch;
@@ -546,6 +547,63 @@ void tcp_engine_drive(struct tcp_engine *eng)
 }
 
 /**
+ * tcp_engine_fd - the descriptor a consumer's thread may sleep on
+ * @eng: the engine
+ *
+ * The epoll set itself: readable (level-triggered) while a registration
+ * or the engine's eventfd is ready.
+ */
+int tcp_engine_fd(struct tcp_engine *eng)
+{
+	return eng->epfd;
+}
+
+/**
+ * tcp_engine_sleep_begin - a consumer is about to sleep on tcp_engine_fd()
+ * @eng: the engine
+ *
+ * While any consumer does, the engine thread stands aside as it does for
+ * a busy-polling one: the sleeper runs the pass for whatever woke it
+ * (tcp_engine_sleep_end), so the event reaches it with no thread switch.
+ * The thread still runs timers and deferred work, and takes over again
+ * once no consumer sleeps or drives.
+ */
+void tcp_engine_sleep_begin(struct tcp_engine *eng)
+{
+	atomic_fetch_add_explicit(&eng->sleepers, 1, memory_order_relaxed);
+}
+
+/**
+ * tcp_engine_lease - a consumer will run the passes for a while
+ * @eng: the engine
+ *
+ * For a consumer that sleeps in its own poll() on tcp_engine_fd() (an
+ * armed EVD fd): the engine thread stands aside for TCP_DRIVE_IDLE_NS,
+ * as after a pass the consumer drove, and takes over if the consumer has
+ * not come back by then.
+ */
+void tcp_engine_lease(struct tcp_engine *eng)
+{
+	atomic_store_explicit(&eng->drive_ns, tcp_now_ns(),
+			      memory_order_relaxed);
+}
+
+/**
+ * tcp_engine_sleep_end - the sleep that tcp_engine_sleep_begin announced
+ * ended
+ * @eng: the engine
+ *
+ * The caller then handles what woke it: the data of its own EPs, or a
+ * pass (tcp_engine_drive).  Counts as driving, so the engine thread stays
+ * aside between two sleeps of a consumer.
+ */
+void tcp_engine_sleep_end(struct tcp_engine *eng)
+{
+	tcp_engine_lease(eng);
+	atomic_fetch_sub_explicit(&eng->sleepers, 1, memory_order_relaxed);
+}
+
+/**
  * tcp_engine_call - run @fn(@arg) between two passes of the engine
  * @eng: the engine
  * @fn: the function
@@ -580,9 +638,11 @@ static bool engine_stopping(struct tcp_engine *eng)
 	return stop;
 }
 
+/* A consumer drives the passes: it busy-polls, or sleeps on epfd. */
 static bool engine_driven(struct tcp_engine *eng)
 {
-	return tcp_now_ns() - atomic_load_explicit(&eng->drive_ns,
+	return atomic_load_explicit(&eng->sleepers, memory_order_relaxed) ||
+	       tcp_now_ns() - atomic_load_explicit(&eng->drive_ns,
 						   memory_order_relaxed) <
 	       TCP_DRIVE_IDLE_NS;
 }
