@@ -145,7 +145,7 @@ RAPT_SDK int rapt_prov_ep_event(struct rapt_core_ep *ep,
 	if (!next) {
 		pthread_mutex_unlock(&ep->lock);
 		rapt_err("provider reported event %#x on an EP in state %s; dropped",
-			 ce->type, rapt__ep_state_name(s));
+			 ce->type, rapt_ep_state_name(s));
 		return RAPT_ESTATE;
 	}
 	if (disc)
