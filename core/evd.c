@@ -544,8 +544,9 @@ static int evd_push_check(struct rapt_core_evd *evd,
 		return RAPT_EINVAL;
 	}
 	if (!(event_stream(ev->type) & evd->streams)) {
-		rapt_err("EVD %p (streams %#x) cannot carry event type %#x",
-			 (void *)evd->handle, evd->streams, ev->type);
+		rapt_err("EVD %p (streams %#x) cannot carry event %s (%#x)",
+			 (void *)evd->handle, evd->streams,
+			 rapt_event_name(ev->type), ev->type);
 		return RAPT_EINVAL;
 	}
 	return 0;
