@@ -724,6 +724,20 @@ static int evd_set_async(struct rapt_core_ia *ia, struct rapt_core_evd *evd)
 	return 0;
 }
 
+static void evd_find_pfd(struct rapt_core_evd *evd);
+static void evd_make_wake_fd(struct rapt_core_evd *evd);
+
+/* Learn the provider's wait object now, so that the descriptors a wait
+ * needs exist from the start (a consumer counting its fds sees none come
+ * and go with its first wait). */
+static void evd_wait_setup(struct rapt_core_evd *evd)
+{
+	evd_lock_all(evd);
+	evd_find_pfd(evd);
+	evd_make_wake_fd(evd);
+	evd_unlock_all(evd);
+}
+
 /* The rest of rapt_evd_create(), with the EVD allocated. */
 static int evd_setup(struct rapt_core_ia *ia, struct rapt_core_evd *evd)
 {
@@ -748,6 +762,7 @@ static int evd_setup(struct rapt_core_ia *ia, struct rapt_core_evd *evd)
 			   ia->attr.name, rapt_strerror(ret));
 		goto err_async;
 	}
+	evd_wait_setup(evd);
 	return 0;
 
 err_async:

@@ -6,8 +6,9 @@
  *
  *   tcp_prov.c    descriptor, devices (interfaces with an address), IA,
  *                 PZ, EVD objects, evd_progress
- *   tcp_engine.c  one progress thread per IA: epoll over every socket of
- *                 the IA, timers, cross-thread wakeups
+ *   (providers/util/engine.c, <rapt/provider_util.h>: the progress
+ *                 engine, one per IA: epoll over every socket of the IA,
+ *                 timers, cross-thread calls)
  *   tcp_cm.c      listen/accept/connect, the MPA exchange, RTR negotiation,
  *                 reject, handshake accounting, disconnect and teardown
  *   tcp_mem.c     the STag table: LMR registration, key and bounds checks
@@ -47,6 +48,7 @@
 #include <sys/uio.h>
 
 #include <rapt/provider.h>
+#include <rapt/provider_util.h>
 
 #include "tcp_wire.h"
 
@@ -70,89 +72,6 @@
 #define TCP_HS_REQUEST_MS	5000	/* siw wants our request within 5 s */
 
 /* ------------------------------------------------------------------ */
-/* Engine (tcp_engine.c)                                               */
-/* ------------------------------------------------------------------ */
-
-struct tcp_engine;
-
-/*
- * What an epoll registration calls; @events are EPOLL* bits.  Registrations
- * are level-triggered unless @events has EPOLLET.  Handlers run one at a
- * time, under the engine's run lock, on the engine thread or in a consumer
- * thread that drives the engine ("the runner").  tcp_engine_close() never
- * waits: a handler may still be called once for an @io that was just
- * deleted from another thread, so an EP handler takes ep->lock and checks
- * the state first.  An object that embeds a tcp_io is torn down by the
- * runner (a handler, or a tcp_engine_call()) and its memory freed through
- * tcp_engine_retire().
- */
-struct tcp_io {
-	int fd;
-	uint32_t events;	/* registered interest */
-	bool registered;	/* in the engine's epoll set */
-	void (*handler)(struct tcp_io *io, uint32_t events);
-};
-
-/* A one-shot timer; the engine calls @fire on its thread. */
-struct tcp_timer {
-	uint64_t deadline_ns;	/* CLOCK_MONOTONIC; 0 when not armed */
-	void (*fire)(struct tcp_timer *t);
-	struct tcp_timer *next, *prev;
-};
-
-/* A retired object's place in the engine's graveyard (tcp_engine_retire). */
-struct tcp_retire {
-	const struct tcp_io *io;
-	void (*fn)(void *arg);
-	void *arg;
-	struct tcp_retire *next;
-};
-
-int tcp_engine_start(struct tcp_engine **eng);
-void tcp_engine_stop(struct tcp_engine *eng);
-int tcp_engine_add(struct tcp_engine *eng, struct tcp_io *io, uint32_t events);
-int tcp_engine_mod(struct tcp_engine *eng, struct tcp_io *io, uint32_t events);
-/* Unregister @io and close its socket, with an RST if @abort. */
-void tcp_engine_close(struct tcp_engine *eng, struct tcp_io *io, bool abort);
-void tcp_timer_arm(struct tcp_engine *eng, struct tcp_timer *t,
-		   uint64_t delay_ns);
-void tcp_timer_cancel(struct tcp_engine *eng, struct tcp_timer *t);
-/* Whether @t is armed.  A fire function that finds its timer armed again
- * runs for an older arming that another thread superseded: it returns. */
-bool tcp_timer_armed(struct tcp_engine *eng, struct tcp_timer *t);
-/* Run @fn(@arg) on the engine thread soon (from any thread). */
-int tcp_engine_defer(struct tcp_engine *eng, void (*fn)(void *), void *arg);
-/* Run @fn(@arg) as the runner, between two passes, in the caller's thread
- * (waiting for a pass under way to end).  The caller must hold no lock a
- * handler takes (ep->lock).  Never fails. */
-void tcp_engine_call(struct tcp_engine *eng, void (*fn)(void *), void *arg);
-/* A busy-polling consumer runs a pass itself, if no one else does. */
-void tcp_engine_drive(struct tcp_engine *eng);
-/* A consumer's thread sleeps on the engine's epoll set (wait objects):
- * the fd, and the calls around each sleep. */
-int tcp_engine_fd(struct tcp_engine *eng);
-void tcp_engine_sleep_begin(struct tcp_engine *eng);
-void tcp_engine_sleep_end(struct tcp_engine *eng);
-void tcp_engine_lease(struct tcp_engine *eng);
-/* Free an object whose @io is deleted once no collected batch names it. */
-void tcp_engine_retire(struct tcp_engine *eng, struct tcp_retire *r,
-		       const struct tcp_io *io, void (*fn)(void *), void *arg);
-/* Runner only: move @old's registration (same fd) to @io. */
-int tcp_engine_rebind(struct tcp_engine *eng, struct tcp_io *old,
-		      struct tcp_io *io, uint32_t events);
-/* Whether the caller is the runner of a pass of @eng. */
-bool tcp_engine_on_thread(struct tcp_engine *eng);
-uint64_t tcp_now_ns(void);
-
-static inline void tcp_timer_init(struct tcp_timer *t,
-				  void (*fire)(struct tcp_timer *t))
-{
-	t->deadline_ns = 0;
-	t->fire = fire;
-	t->next = t->prev = NULL;
-}
-
-/* ------------------------------------------------------------------ */
 /* IA, PZ, EVD (tcp_prov.c)                                            */
 /* ------------------------------------------------------------------ */
 
@@ -160,7 +79,7 @@ struct tcp_ep;
 
 struct tcp_ia {
 	struct rapt_core_ia *cia;
-	struct tcp_engine *eng;
+	struct rapt_engine *eng;
 	pthread_mutex_t lock;		/* guards the lists below */
 	struct sockaddr_storage addr;	/* the device's address */
 	char device[64];
@@ -319,8 +238,8 @@ struct tcp_rx;	/* receive state, private to tcp_rx.c */
 struct tcp_tx;	/* transmit state, private to tcp_tx.c */
 
 struct tcp_ep {
-	struct tcp_io io;		/* must stay first: engine handler */
-	struct tcp_retire retire;
+	struct rapt_io io;		/* must stay first: engine handler */
+	struct rapt_retire retire;
 	struct tcp_ia *ia;
 	const struct tcp_pz *pz;	/* remote access only to its STags */
 	struct rapt_core_ep *cep;
@@ -343,7 +262,7 @@ struct tcp_ep {
 	bool mss_due;			/* max_ulpdu still to be read from the
 					 * socket (tcp_tx.c, on the first
 					 * message that needs it) */
-	struct tcp_timer timer;		/* tcp_cm.c: connect, RTR and close
+	struct rapt_timer timer;	/* tcp_cm.c: connect, RTR and close
 					 * timeouts */
 	struct tcp_wrq sq;		/* sends, writes, reads in order */
 	struct tcp_wrq rq;		/* posted receives */
@@ -357,7 +276,7 @@ struct tcp_ep {
 					 * socket empty this many times */
 	bool parked;			/* tcp_cm.c: EPOLLIN off while a
 					 * consumer spins on an EVD of ours */
-	struct tcp_timer park;		/* tcp_cm.c: re-checks a parked EP */
+	struct rapt_timer park;		/* tcp_cm.c: re-checks a parked EP */
 	struct tcp_cap *cap;		/* tcp_capture.c: NULL unless
 					 * RAPT_TCP_CAPTURE is set */
 };

@@ -22,7 +22,7 @@
  * Threads.  Every listener and every request still in the handshake or
  * waiting for the consumer's decision lives on the engine thread only; the
  * consumer's cr_accept/cr_reject/psp_free run there through
- * tcp_engine_call().  EPs are shared with consumer threads and guarded by
+ * rapt_engine_call().  EPs are shared with consumer threads and guarded by
  * ep->lock; their socket handler (ep_io) runs on the engine thread.
  *
  * Requests are named to the core by a 64-bit id, never by address: a
@@ -100,9 +100,9 @@ enum cr_state {
  * EP's, made after the reply is out.
  */
 struct tcp_cr {
-	struct tcp_io io;		/* must stay first */
-	struct tcp_retire retire;
-	struct tcp_timer timer;		/* handshake timeout */
+	struct rapt_io io;		/* must stay first */
+	struct rapt_retire retire;
+	struct rapt_timer timer;		/* handshake timeout */
 	struct tcp_psp *psp;
 	struct tcp_cr *next, *prev;	/* psp->reqs */
 	struct tcp_cr *hnext;		/* cr_table chain */
@@ -121,9 +121,9 @@ struct tcp_cr {
 };
 
 struct tcp_psp {
-	struct tcp_io io;		/* the listener; must stay first */
-	struct tcp_retire retire;
-	struct tcp_timer timer;		/* accepting paused: no fds */
+	struct rapt_io io;		/* the listener; must stay first */
+	struct rapt_retire retire;
+	struct rapt_timer timer;		/* accepting paused: no fds */
 	struct tcp_ia *ia;
 	struct rapt_core_psp *cpsp;
 	struct tcp_cr *reqs;
@@ -197,9 +197,9 @@ static struct tcp_cr *cr_lookup(uint64_t id)
 	return cr;
 }
 
-static struct tcp_engine *cr_engine(uint64_t id)
+static struct rapt_engine *cr_engine(uint64_t id)
 {
-	struct tcp_engine *eng = NULL;
+	struct rapt_engine *eng = NULL;
 	struct tcp_cr *cr;
 
 	pthread_mutex_lock(&cr_table.lock);
@@ -565,15 +565,15 @@ static void cm_set_parked(struct tcp_ep *ep, bool parked)
 /* Take the socket off the engine and close it (RST if @abort). */
 static void cm_close(struct tcp_ep *ep, bool abort)
 {
-	tcp_timer_cancel(ep->ia->eng, &ep->timer);
-	tcp_timer_cancel(ep->ia->eng, &ep->park);
+	rapt_timer_cancel(ep->ia->eng, &ep->timer);
+	rapt_timer_cancel(ep->ia->eng, &ep->park);
 	cm_set_parked(ep, false);
 	free(ep->cm->hs);
 	ep->cm->hs = NULL;
 	cm_part_free(&ep->cm->part);
 	tcp_cap_close(ep->cap);
 	ep->cap = NULL;
-	tcp_engine_close(ep->ia->eng, &ep->io, abort);
+	rapt_engine_close(ep->ia->eng, &ep->io, abort);
 }
 
 /*
@@ -585,7 +585,7 @@ static void cm_close(struct tcp_ep *ep, bool abort)
 static void cm_end(struct tcp_ep *ep, bool abort, uint32_t type,
 		   uint32_t reason, int status, const void *pdata, size_t len)
 {
-	tcp_timer_cancel(ep->ia->eng, &ep->timer);
+	rapt_timer_cancel(ep->ia->eng, &ep->timer);
 	ep->state = TCP_EP_CLOSED;
 	if (!ep->freeing)
 		tcp_dto_flush(ep);
@@ -661,7 +661,7 @@ void tcp_cm_rtr_arrived(struct tcp_ep *ep)
 {
 	if (ep->state != TCP_EP_RTR_WAIT)
 		return;
-	tcp_timer_cancel(ep->ia->eng, &ep->timer);
+	rapt_timer_cancel(ep->ia->eng, &ep->timer);
 	ep->state = TCP_EP_RTS;
 	cm_event(ep, RAPT_EV_ESTABLISHED, 0, 0, NULL, 0, 0);
 }
@@ -674,7 +674,7 @@ static void cm_shutdown(struct tcp_ep *ep)
 		return;
 	}
 	ep->cm->wr_shut = true;
-	tcp_timer_arm(ep->ia->eng, &ep->timer, CM_FIN_WAIT_MS * CM_NS_PER_MS);
+	rapt_timer_arm(ep->ia->eng, &ep->timer, CM_FIN_WAIT_MS * CM_NS_PER_MS);
 }
 
 /**
@@ -771,9 +771,9 @@ static void cm_active_ready(struct tcp_ep *ep, const struct tcp_mpa_frame *f)
 {
 	int ret;
 
-	tcp_timer_cancel(ep->ia->eng, &ep->timer);
+	rapt_timer_cancel(ep->ia->eng, &ep->timer);
 	ret = ep->io.events == CM_EP_EVENTS ? 0 :
-	      tcp_engine_mod(ep->ia->eng, &ep->io, CM_EP_EVENTS);
+	      rapt_engine_mod(ep->ia->eng, &ep->io, CM_EP_EVENTS);
 	if (ret) {
 		cm_end(ep, true, RAPT_EV_NON_PEER_REJECTED,
 		       RAPT_REJECT_RESOURCES, ret, NULL, 0);
@@ -874,7 +874,7 @@ static void cm_request_out(struct tcp_ep *ep)
 		ep->state = TCP_EP_MPA_REQ_SENT;	/* so TCP is up */
 	want = CM_EP_EVENTS | (ep->cm->hs ? EPOLLOUT : 0);
 	ret = ep->io.events == want ? 0 :
-	      tcp_engine_mod(ep->ia->eng, &ep->io, want);
+	      rapt_engine_mod(ep->ia->eng, &ep->io, want);
 	if (ret)
 		cm_end(ep, true, RAPT_EV_NON_PEER_REJECTED,
 		       RAPT_REJECT_RESOURCES, ret, NULL, 0);
@@ -923,7 +923,7 @@ static void cm_check_hup(struct tcp_ep *ep)
  * evd_progress runs our receive path, so the engine need not wake. */
 static bool ep_polled(struct tcp_ep *ep)
 {
-	uint64_t now = tcp_now_ns();
+	uint64_t now = rapt_now_ns();
 
 	return tcp_evd_spinning(ep->recv_evd, now) ||
 	       tcp_evd_spinning(ep->req_evd, now) ||
@@ -934,11 +934,11 @@ static bool ep_polled(struct tcp_ep *ep)
  * in CM_PARK_NS. */
 static void ep_park(struct tcp_ep *ep)
 {
-	if (tcp_engine_mod(ep->ia->eng, &ep->io,
-			   ep->io.events & ~(uint32_t)EPOLLIN))
+	if (rapt_engine_mod(ep->ia->eng, &ep->io,
+			    ep->io.events & ~(uint32_t)EPOLLIN))
 		return;		/* stay level-triggered on EPOLLIN */
 	cm_set_parked(ep, true);
-	tcp_timer_arm(ep->ia->eng, &ep->park, CM_PARK_NS);
+	rapt_timer_arm(ep->ia->eng, &ep->park, CM_PARK_NS);
 }
 
 /* With ep->lock: watch EPOLLIN again.  Level-triggered, so whatever the
@@ -948,7 +948,7 @@ static void ep_unpark(struct tcp_ep *ep)
 	int ret;
 
 	cm_set_parked(ep, false);
-	ret = tcp_engine_mod(ep->ia->eng, &ep->io, ep->io.events | EPOLLIN);
+	ret = rapt_engine_mod(ep->ia->eng, &ep->io, ep->io.events | EPOLLIN);
 	if (ret)
 		tcp_cm_fail(ep, ret);
 }
@@ -977,21 +977,21 @@ void tcp_cm_park(struct tcp_ep *ep)
 void tcp_cm_unpark(struct tcp_ep *ep)
 {
 	if (ep->parked && cm_open(ep) && !ep->freeing) {
-		tcp_timer_cancel(ep->ia->eng, &ep->park);
+		rapt_timer_cancel(ep->ia->eng, &ep->park);
 		ep_unpark(ep);
 	}
 }
 
-static void ep_park_check(struct tcp_timer *t)
+static void ep_park_check(struct rapt_timer *t)
 {
 	struct tcp_ep *ep = cm_container_of(t, struct tcp_ep, park);
 
 	pthread_mutex_lock(&ep->lock);
 	if (ep->freeing || ep->io.fd < 0 || !ep->parked ||
-	    tcp_timer_armed(ep->ia->eng, t))
+	    rapt_timer_armed(ep->ia->eng, t))
 		goto out;
 	if (ep_polled(ep))
-		tcp_timer_arm(ep->ia->eng, &ep->park, CM_PARK_NS);
+		rapt_timer_arm(ep->ia->eng, &ep->park, CM_PARK_NS);
 	else
 		ep_unpark(ep);
 out:
@@ -1031,7 +1031,7 @@ static void cm_accepting_io(struct tcp_ep *ep, uint32_t events)
 		cm_passive_ready(ep);
 }
 
-static void ep_io(struct tcp_io *io, uint32_t events)
+static void ep_io(struct rapt_io *io, uint32_t events)
 {
 	struct tcp_ep *ep = (struct tcp_ep *)io;
 
@@ -1095,13 +1095,13 @@ void tcp_cm_progress(struct tcp_ep *ep)
 		cm_read_reply(ep, 0, 0);
 }
 
-static void ep_timeout(struct tcp_timer *t)
+static void ep_timeout(struct rapt_timer *t)
 {
 	struct tcp_ep *ep = cm_container_of(t, struct tcp_ep, timer);
 
 	pthread_mutex_lock(&ep->lock);
 	/* Re-armed since it expired: this firing is for the old deadline. */
-	if (ep->freeing || !cm_open(ep) || tcp_timer_armed(ep->ia->eng, t))
+	if (ep->freeing || !cm_open(ep) || rapt_timer_armed(ep->ia->eng, t))
 		goto out;
 	switch (ep->state) {
 	case TCP_EP_CONNECTING:
@@ -1190,8 +1190,8 @@ static struct tcp_ep *ep_alloc(struct tcp_ia *ia, struct rapt_core_ep *cep,
 	ep->attr = *attr;
 	ep->io.fd = -1;
 	ep->io.handler = ep_io;
-	tcp_timer_init(&ep->timer, ep_timeout);
-	tcp_timer_init(&ep->park, ep_park_check);
+	rapt_timer_init(&ep->timer, ep_timeout);
+	rapt_timer_init(&ep->park, ep_park_check);
 	ep->state = TCP_EP_IDLE;
 	pthread_mutex_init(&ep->lock, NULL);
 	return ep;
@@ -1277,12 +1277,12 @@ int tcp_ep_free(void *pep)
 	struct tcp_ia *ia = ep->ia;
 
 	ep_detach(ep, 3);
-	tcp_engine_call(ia->eng, ep_teardown, ep);
+	rapt_engine_call(ia->eng, ep_teardown, ep);
 	tcp_dto_fini(ep);
 	pthread_mutex_lock(&ia->lock);
 	ia->nep--;
 	pthread_mutex_unlock(&ia->lock);
-	tcp_engine_retire(ia->eng, &ep->retire, &ep->io, ep_release, ep);
+	rapt_engine_retire(ia->eng, &ep->retire, &ep->io, ep_release, ep);
 	return 0;
 }
 
@@ -1369,8 +1369,8 @@ static void ep_connect_start(struct tcp_ep *ep, int fd,
 	 * ESTABLISHED, the registration. */
 	sock_nodelay(fd);
 	cm_sa_local(fd, &ep->cm->laddr);
-	ret = tcp_engine_add(ep->ia->eng, &ep->io,
-			     CM_EP_EVENTS | (ep->cm->hs ? EPOLLOUT : 0));
+	ret = rapt_engine_add(ep->ia->eng, &ep->io,
+			      CM_EP_EVENTS | (ep->cm->hs ? EPOLLOUT : 0));
 	if (ret) {
 		cm_end(ep, true, RAPT_EV_NON_PEER_REJECTED,
 		       RAPT_REJECT_RESOURCES, ret, NULL, 0);
@@ -1378,8 +1378,8 @@ static void ep_connect_start(struct tcp_ep *ep, int fd,
 	}
 	if (timeout_us != RAPT_TIMEOUT_INFINITE &&
 	    timeout_us < INT64_MAX / (int64_t)CM_NS_PER_US)
-		tcp_timer_arm(ep->ia->eng, &ep->timer,
-			      (uint64_t)timeout_us * CM_NS_PER_US);
+		rapt_timer_arm(ep->ia->eng, &ep->timer,
+			       (uint64_t)timeout_us * CM_NS_PER_US);
 }
 
 /**
@@ -1473,18 +1473,18 @@ static void cr_close_free(struct tcp_cr *cr)
 {
 	struct tcp_psp *psp = cr->psp;
 
-	tcp_timer_cancel(psp->ia->eng, &cr->timer);
+	rapt_timer_cancel(psp->ia->eng, &cr->timer);
 	cr_table_del(cr);
 	tcp_cap_close(cr->cap);
 	cm_part_free(&cr->part);
-	tcp_engine_close(psp->ia->eng, &cr->io, false);
+	rapt_engine_close(psp->ia->eng, &cr->io, false);
 	if (cr->prev)
 		cr->prev->next = cr->next;
 	else
 		psp->reqs = cr->next;
 	if (cr->next)
 		cr->next->prev = cr->prev;
-	tcp_engine_retire(psp->ia->eng, &cr->retire, &cr->io, free, cr);
+	rapt_engine_retire(psp->ia->eng, &cr->retire, &cr->io, free, cr);
 }
 
 /* A request leaves the handshake without becoming a CR. */
@@ -1568,8 +1568,8 @@ static int cr_watch(struct tcp_cr *cr)
 {
 	if (cr->io.registered)
 		return 0;
-	return tcp_engine_add(cr->psp->ia->eng, &cr->io,
-			      EPOLLIN | EPOLLRDHUP | EPOLLET);
+	return rapt_engine_add(cr->psp->ia->eng, &cr->io,
+			       EPOLLIN | EPOLLRDHUP | EPOLLET);
 }
 
 /* A whole request: hand it to the core as a CR. */
@@ -1581,7 +1581,7 @@ static void cr_arrived(struct tcp_cr *cr, const struct tcp_mpa_frame *f)
 	union cm_sa la;
 	int ret;
 
-	tcp_timer_cancel(cr->psp->ia->eng, &cr->timer);
+	rapt_timer_cancel(cr->psp->ia->eng, &cr->timer);
 	rapt_prov_psp_hs_end(cpsp, RAPT_HS_DONE);
 	cr_keep(cr, f);
 	memset(&req, 0, sizeof(req));
@@ -1611,10 +1611,10 @@ static void cr_arrived(struct tcp_cr *cr, const struct tcp_mpa_frame *f)
 	 * (cr_io ignores EPOLLIN) unless the consumer decides first. */
 	cr->state = CR_UNDECIDED;
 	if (!cr->io.registered)
-		tcp_timer_arm(cr->psp->ia->eng, &cr->timer, CM_CR_WATCH_NS);
+		rapt_timer_arm(cr->psp->ia->eng, &cr->timer, CM_CR_WATCH_NS);
 }
 
-static void cr_io(struct tcp_io *io, uint32_t events)
+static void cr_io(struct rapt_io *io, uint32_t events)
 {
 	struct tcp_cr *cr = (struct tcp_cr *)io;
 	uint8_t buf[CM_READ_MAX];
@@ -1640,7 +1640,7 @@ static void cr_io(struct tcp_io *io, uint32_t events)
 		cr_drop(cr, RAPT_HS_FAILED);	/* cannot wait for the rest */
 }
 
-static void cr_timeout(struct tcp_timer *t)
+static void cr_timeout(struct rapt_timer *t)
 {
 	struct tcp_cr *cr = cm_container_of(t, struct tcp_cr, timer);
 
@@ -1687,13 +1687,13 @@ static void psp_new_request(struct tcp_psp *psp, int fd,
 	cr->io.handler = cr_io;
 	cr->cap = tcp_cap_open(fd);
 	cr->psp = psp;
-	tcp_timer_init(&cr->timer, cr_timeout);
+	rapt_timer_init(&cr->timer, cr_timeout);
 	cr->next = psp->reqs;
 	if (cr->next)
 		cr->next->prev = cr;
 	psp->reqs = cr;
-	tcp_timer_arm(psp->ia->eng, &cr->timer,
-		      psp->hs_timeout_ms * CM_NS_PER_MS);
+	rapt_timer_arm(psp->ia->eng, &cr->timer,
+		       psp->hs_timeout_ms * CM_NS_PER_MS);
 	/* An initiator sends its request as soon as TCP is up, so it is
 	 * usually in already: take it now, unregistered (cr_io registers
 	 * the request if it has to wait for more of it). */
@@ -1705,11 +1705,11 @@ err:
 	sock_abort(fd);
 }
 
-static void psp_resume(struct tcp_timer *t)
+static void psp_resume(struct rapt_timer *t)
 {
 	struct tcp_psp *psp = cm_container_of(t, struct tcp_psp, timer);
 
-	tcp_engine_mod(psp->ia->eng, &psp->io, EPOLLIN);
+	rapt_engine_mod(psp->ia->eng, &psp->io, EPOLLIN);
 }
 
 /* Out of descriptors: stop accepting for a while rather than spin. */
@@ -1717,15 +1717,15 @@ static void psp_pause(struct tcp_psp *psp, int err)
 {
 	tcp_warn("cannot accept a connection: %s; retrying in %d ms",
 		 strerror(err), CM_ACCEPT_RETRY_MS);
-	tcp_engine_mod(psp->ia->eng, &psp->io, 0);
-	tcp_timer_arm(psp->ia->eng, &psp->timer,
-		      CM_ACCEPT_RETRY_MS * CM_NS_PER_MS);
+	rapt_engine_mod(psp->ia->eng, &psp->io, 0);
+	rapt_timer_arm(psp->ia->eng, &psp->timer,
+		       CM_ACCEPT_RETRY_MS * CM_NS_PER_MS);
 }
 
 /* One connection per event: the registration is level-triggered, so the
  * next pass sees the rest, and a lone connection costs no accept4() that
  * fails with EAGAIN. */
-static void psp_io(struct tcp_io *io, uint32_t events)
+static void psp_io(struct rapt_io *io, uint32_t events)
 {
 	struct tcp_psp *psp = (struct tcp_psp *)io;
 	struct sockaddr_storage peer;
@@ -1830,8 +1830,8 @@ int tcp_psp_create(void *pia, struct rapt_core_psp *cpsp, uint64_t service_id,
 	psp->ia = ia;
 	psp->cpsp = cpsp;
 	psp->hs_timeout_ms = rapt_prov_psp_hs_timeout_ms(cpsp);
-	tcp_timer_init(&psp->timer, psp_resume);
-	ret = tcp_engine_add(ia->eng, &psp->io, EPOLLIN);
+	rapt_timer_init(&psp->timer, psp_resume);
+	ret = rapt_engine_add(ia->eng, &psp->io, EPOLLIN);
 	if (ret)
 		goto err_close;
 	*bound_id = sa_port(&ss);
@@ -1849,8 +1849,8 @@ static void psp_teardown(void *arg)
 {
 	struct tcp_psp *psp = arg;
 
-	tcp_timer_cancel(psp->ia->eng, &psp->timer);
-	tcp_engine_close(psp->ia->eng, &psp->io, false);
+	rapt_timer_cancel(psp->ia->eng, &psp->timer);
+	rapt_engine_close(psp->ia->eng, &psp->io, false);
 	/* The core frees a PSP only with no undecided CR: what is left is
 	 * still in the handshake. */
 	while (psp->reqs) {
@@ -1859,7 +1859,7 @@ static void psp_teardown(void *arg)
 		else
 			cr_close_free(psp->reqs);
 	}
-	tcp_engine_retire(psp->ia->eng, &psp->retire, &psp->io, free, psp);
+	rapt_engine_retire(psp->ia->eng, &psp->retire, &psp->io, free, psp);
 }
 
 /**
@@ -1874,7 +1874,7 @@ int tcp_psp_free(void *ppsp)
 {
 	struct tcp_psp *psp = ppsp;
 
-	tcp_engine_call(psp->ia->eng, psp_teardown, psp);
+	rapt_engine_call(psp->ia->eng, psp_teardown, psp);
 	return 0;
 }
 
@@ -1931,16 +1931,16 @@ static void cm_passive_ready(struct tcp_ep *ep)
 	int ret = 0;
 
 	if (ep->io.events != (EPOLLIN | EPOLLRDHUP))
-		ret = tcp_engine_mod(ep->ia->eng, &ep->io,
-				     EPOLLIN | EPOLLRDHUP);
+		ret = rapt_engine_mod(ep->ia->eng, &ep->io,
+				      EPOLLIN | EPOLLRDHUP);
 	if (ret) {
 		tcp_cm_fail(ep, ret);
 		return;
 	}
 	if (ep->cm->p2p) {
 		ep->state = TCP_EP_RTR_WAIT;
-		tcp_timer_arm(ep->ia->eng, &ep->timer,
-			      CM_RTR_WAIT_MS * CM_NS_PER_MS);
+		rapt_timer_arm(ep->ia->eng, &ep->timer,
+			       CM_RTR_WAIT_MS * CM_NS_PER_MS);
 		tcp_dto_start(ep);
 		return;
 	}
@@ -1990,9 +1990,9 @@ static int cm_accept_locked(struct tcp_ep *ep, struct tcp_cr *cr,
 	 * op's: the request is consumed either way. */
 	send_err = cm_send_hs(ep);
 	events = ep->cm->hs ? EPOLLOUT | EPOLLRDHUP : CM_EP_EVENTS;
-	ret = watched ? tcp_engine_rebind(ep->ia->eng, &cr->io, &ep->io,
-					  events) :
-			tcp_engine_add(ep->ia->eng, &ep->io, events);
+	ret = watched ? rapt_engine_rebind(ep->ia->eng, &cr->io, &ep->io,
+					   events) :
+			rapt_engine_add(ep->ia->eng, &ep->io, events);
 	cr->io.fd = -1;
 	cr_close_free(cr);
 	if (ret || send_err)
@@ -2044,7 +2044,7 @@ int tcp_cr_accept(void *pcr, void *pep, const void *pdata, size_t pdata_len)
 
 	if (pdata_len > TCP_MPA_ULP_PD_MAX)
 		return RAPT_ELENGTH;
-	tcp_engine_call(ep->ia->eng, cr_accept_run, &d);
+	rapt_engine_call(ep->ia->eng, cr_accept_run, &d);
 	return d.ret;
 }
 
@@ -2077,13 +2077,13 @@ int tcp_cr_reject(void *pcr, const void *pdata, size_t pdata_len)
 		.pdata = pdata,
 		.pdata_len = pdata_len,
 	};
-	struct tcp_engine *eng;
+	struct rapt_engine *eng;
 
 	if (pdata_len > TCP_MPA_ULP_PD_MAX)
 		return RAPT_ELENGTH;
 	eng = cr_engine(d.id);
 	if (!eng)
 		return RAPT_ENOTCONN;
-	tcp_engine_call(eng, cr_reject_run, &d);
+	rapt_engine_call(eng, cr_reject_run, &d);
 	return d.ret;
 }

@@ -4,7 +4,7 @@
  *
  * A device is a network interface that is up and has an IPv4 or IPv6
  * address ("lo", "eth0"); its IA listens and connects from that address.
- * Each IA runs one progress engine (tcp_engine.c).
+ * Each IA runs one progress engine (providers/util/engine.c).
  */
 #include "config.h"
 
@@ -187,7 +187,7 @@ static int tcp_ia_open(void *prov, const char *device, uint32_t port,
 	ret = tcp_stags_create(&ia->stags);
 	if (ret)
 		goto err_lock;
-	ret = tcp_engine_start(&ia->eng);
+	ret = rapt_engine_start(&ia->eng, TCP_PROV_NAME);
 	if (ret)
 		goto err_stags;
 	tcp_dbg("opened %s%s", device,
@@ -208,7 +208,7 @@ static int tcp_ia_close(void *pia)
 {
 	struct tcp_ia *ia = pia;
 
-	tcp_engine_stop(ia->eng);
+	rapt_engine_stop(ia->eng);
 	tcp_stags_destroy(ia->stags);
 	pthread_mutex_destroy(&ia->lock);
 	free(ia);
@@ -369,7 +369,7 @@ static bool ep_moves_data(const struct tcp_ep *ep)
 /**
  * tcp_evd_spinning - whether a consumer busy-polls @evd
  * @evd: the EVD, or NULL
- * @now: tcp_now_ns()
+ * @now: rapt_now_ns()
  *
  * True when its last calls to evd_progress were a busy-poll loop, recent,
  * and the EVD has no more EPs than one evd_progress call looks at, so that
@@ -392,7 +392,7 @@ bool tcp_evd_spinning(struct tcp_evd *evd, uint64_t now)
  * a busy-poll loop and the EVD's EPs may be parked. */
 static bool evd_note_poll(struct tcp_evd *evd)
 {
-	uint64_t now = tcp_now_ns();
+	uint64_t now = rapt_now_ns();
 	bool spin = false;
 
 	if (now - atomic_load_explicit(&evd->poll_last_ns,
@@ -498,7 +498,7 @@ static int tcp_evd_progress(void *pevd)
 	yield = spin && !own && !(++evd->yield_tick & TCP_YIELD_EVERY_MASK);
 	pthread_mutex_unlock(&evd->lock);
 	if (drive)
-		tcp_engine_drive(evd->ia->eng);
+		rapt_engine_drive(evd->ia->eng);
 	if (yield)
 		sched_yield();
 	return 0;
@@ -514,7 +514,7 @@ static int tcp_evd_wait_fd(void *pevd, int *fd)
 
 	if (!evd)
 		return RAPT_ENOTSUP;
-	*fd = tcp_engine_fd(evd->ia->eng);
+	*fd = rapt_engine_fd(evd->ia->eng);
 	return 0;
 }
 
@@ -552,13 +552,13 @@ static int tcp_evd_trywait(void *pevd, uint32_t how)
 
 	evd_unspin(evd);
 	if (how == RAPT_PROV_WAIT_BLOCK) {
-		tcp_engine_sleep_begin(evd->ia->eng);
+		rapt_engine_sleep_begin(evd->ia->eng);
 	} else {
 		/* No call tells when the consumer's own poll ends: the
 		 * engine thread stands aside for a while, as for a
 		 * busy-polling consumer, and then takes over again. */
 		atomic_store(&evd->fd_armed, true);
-		tcp_engine_lease(evd->ia->eng);
+		rapt_engine_lease(evd->ia->eng);
 	}
 	return 0;
 }
@@ -595,12 +595,12 @@ static bool evd_rx_own(struct tcp_evd *evd)
 static int tcp_evd_wait_done(void *pevd)
 {
 	struct tcp_evd *evd = pevd;
-	struct tcp_engine *eng = evd->ia->eng;
+	struct rapt_engine *eng = evd->ia->eng;
 
-	tcp_engine_sleep_end(eng);
+	rapt_engine_sleep_end(eng);
 	if (atomic_load_explicit(&evd->nattached, memory_order_relaxed) >
 	    TCP_WAKE_OWN_EPS || !evd_rx_own(evd))
-		tcp_engine_drive(eng);
+		rapt_engine_drive(eng);
 	return 0;
 }
 

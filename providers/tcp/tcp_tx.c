@@ -1003,7 +1003,7 @@ static void tx_epollout(struct tcp_ep *ep, bool on)
 	if (!!(ev & EPOLLOUT) == on)
 		return;
 	ev = on ? ev | EPOLLOUT : ev & ~(uint32_t)EPOLLOUT;
-	if (tcp_engine_mod(ep->ia->eng, &ep->io, ev))
+	if (rapt_engine_mod(ep->ia->eng, &ep->io, ev))
 		tcp_warn("could not %s EPOLLOUT on fd %d",
 			 on ? "arm" : "disarm", ep->io.fd);
 }
@@ -1137,10 +1137,10 @@ static bool term_write(int fd, struct tcp_cap *cap, const void *buf,
 			continue;
 		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
 			return false;
-		t0 = tcp_now_ns();
+		t0 = rapt_now_ns();
 		if (*ms <= 0 || poll(&pfd, 1, *ms) <= 0)
 			return false;
-		*ms -= (int)((tcp_now_ns() - t0) / 1000000);
+		*ms -= (int)((rapt_now_ns() - t0) / 1000000);
 	}
 	return true;
 }

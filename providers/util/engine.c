@@ -1,30 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tcp provider: the progress engine, one thread per IA.
+ * Provider toolkit: the progress engine, one thread per engine (the tcp
+ * provider starts one per IA).
  *
- * The thread sleeps in epoll_wait() over every socket of the IA (listeners,
- * requests in the MPA handshake, connections) and an eventfd, with the
- * timeout of the earliest timer.  Each loop pass runs, in this order:
+ * The thread sleeps in epoll_wait() over every registered fd (for tcp: the
+ * IA's listeners, requests in the MPA handshake, connections) and an
+ * eventfd, with the timeout of the earliest timer.  Each loop pass runs,
+ * in this order:
  *
  *   1. the handlers of the ready registrations (one batch of epoll events);
- *   2. the deferred functions (tcp_engine_defer, tcp_engine_call);
+ *   2. the deferred functions (rapt_engine_defer, rapt_engine_call);
  *   3. the expired timers.
  *
  * Whoever runs a pass holds eng->run: handlers, deferred functions and
  * timers never run concurrently with each other, whichever thread runs
  * them.  That thread is the engine's own when the consumer is elsewhere;
- * a consumer that busy-polls drives the passes itself (tcp_engine_drive,
+ * a consumer that busy-polls drives the passes itself (rapt_engine_drive,
  * an epoll_wait() that does not block), and the engine thread then stands
  * aside: it stops waiting in epoll, which would wake it for every packet
  * the consumer reads anyway, and only looks once a millisecond (or when
- * woken) until the consumer has not driven for TCP_DRIVE_IDLE_NS.
- * tcp_engine_call() likewise runs its function in the caller's thread,
+ * woken) until the consumer has not driven for ENGINE_DRIVE_IDLE_NS.
+ * rapt_engine_call() likewise runs its function in the caller's thread,
  * under eng->run, so a teardown or an accept costs no thread switch.
  *
  * Memory: the engine thread collects a batch in epoll_wait() *without*
  * eng->run, so another runner may tear down an object that batch still
  * names.  Objects with a registration are therefore freed through
- * tcp_engine_retire(): at once while the engine thread holds no batch,
+ * rapt_engine_retire(): at once while the engine thread holds no batch,
  * otherwise once it has dispatched it (their events are dropped from it).
  * A registration deleted during a pass is also scrubbed from the rest of
  * that pass's batch.
@@ -37,8 +39,11 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -47,37 +52,41 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tcp.h"
+#include <rapt/provider.h>
+#include <rapt/provider_util.h>
 
 #define ENGINE_BATCH 64
+#define eng_err(eng, ...) RAPT_PLOG(RAPT_LOG_ERROR, (eng)->prov, __VA_ARGS__)
+#define eng_warn(eng, ...) RAPT_PLOG(RAPT_LOG_WARN, (eng)->prov, __VA_ARGS__)
 /* The engine thread stands aside while a consumer drove a pass this
- * recently, and looks again every TCP_ASIDE_MS meanwhile. */
-#define TCP_DRIVE_IDLE_NS	500000ull
-#define TCP_ASIDE_MS		1
+ * recently, and looks again every ENGINE_ASIDE_MS meanwhile. */
+#define ENGINE_DRIVE_IDLE_NS	500000ull
+#define ENGINE_ASIDE_MS		1
 /* Retired objects waiting for the engine thread's batch: more wake it. */
-#define TCP_GRAVEYARD_MAX	64
+#define ENGINE_GRAVEYARD_MAX	64
 
 /* A deferred function: heap-allocated (defer) or on a waiter's stack (call). */
-struct tcp_defer {
+struct rapt_defer {
 	void (*fn)(void *arg);
 	void *arg;
-	struct tcp_defer *next;
+	struct rapt_defer *next;
 	bool heap;
 };
 
-struct tcp_engine {
+struct rapt_engine {
+	const char *prov;		/* the provider, for logs */
 	int epfd;
 	int evfd;
 	pthread_t thread;
 	pthread_mutex_t run;		/* the right to run a pass */
 	pthread_mutex_t lock;		/* timers, defers, graveyard, stop */
-	struct tcp_timer *tfirst, *tlast;
-	struct tcp_defer *dfirst, *dlast;
-	struct tcp_retire *graveyard;	/* retired while a batch was held */
+	struct rapt_timer *tfirst, *tlast;
+	struct rapt_defer *dfirst, *dlast;
+	struct rapt_retire *graveyard;	/* retired while a batch was held */
 	uint32_t ngrave;
 	bool holding;			/* the thread holds a collected batch */
 	bool stop;
-	struct tcp_io evio;		/* the eventfd's registration */
+	struct rapt_io evio;		/* the eventfd's registration */
 	_Atomic uint64_t drive_ns;	/* last pass a consumer drove */
 	_Atomic uint32_t sleepers;	/* consumers asleep on epfd */
 	_Atomic uint64_t aside_until_ns; /* the aside thread looks by then */
@@ -87,9 +96,9 @@ struct tcp_engine {
 };
 
 /* The engine whose pass this thread runs (holds eng->run), if any. */
-static __thread struct tcp_engine *tls_runner;
+static __thread struct rapt_engine *tls_runner;
 
-uint64_t tcp_now_ns(void)
+uint64_t rapt_now_ns(void)
 {
 	struct timespec ts;
 
@@ -97,18 +106,18 @@ uint64_t tcp_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-bool tcp_engine_on_thread(struct tcp_engine *eng)
+bool rapt_engine_on_thread(struct rapt_engine *eng)
 {
 	return tls_runner == eng;
 }
 
 /* The engine's own thread (not merely the runner of a pass). */
-static bool engine_is_thread(struct tcp_engine *eng)
+static bool engine_is_thread(struct rapt_engine *eng)
 {
 	return pthread_equal(pthread_self(), eng->thread);
 }
 
-static void engine_wake(struct tcp_engine *eng)
+static void engine_wake(struct rapt_engine *eng)
 {
 	uint64_t one = 1;
 	ssize_t n;
@@ -125,10 +134,10 @@ static void engine_wake(struct tcp_engine *eng)
  * first timer into account, would find nothing ready and go back to sleep
  * with its old timeout.
  */
-static void engine_evfd_read(struct tcp_io *io, uint32_t events)
+static void engine_evfd_read(struct rapt_io *io, uint32_t events)
 {
-	struct tcp_engine *eng = (struct tcp_engine *)
-		((char *)io - offsetof(struct tcp_engine, evio));
+	struct rapt_engine *eng = (struct rapt_engine *)
+		((char *)io - offsetof(struct rapt_engine, evio));
 	uint64_t v;
 	ssize_t n;
 
@@ -144,7 +153,7 @@ static void engine_evfd_read(struct tcp_io *io, uint32_t events)
 /* Registrations                                                       */
 /* ------------------------------------------------------------------ */
 
-static int engine_ctl(struct tcp_engine *eng, int op, struct tcp_io *io,
+static int engine_ctl(struct rapt_engine *eng, int op, struct rapt_io *io,
 		      uint32_t events)
 {
 	struct epoll_event ev = { .events = events, .data.ptr = io };
@@ -152,7 +161,7 @@ static int engine_ctl(struct tcp_engine *eng, int op, struct tcp_io *io,
 	if (epoll_ctl(eng->epfd, op, io->fd, &ev)) {
 		int err = errno;
 
-		tcp_err("epoll_ctl(%s, fd %d): %s",
+		eng_err(eng, "epoll_ctl(%s, fd %d): %s",
 			op == EPOLL_CTL_ADD ? "add" : "mod", io->fd,
 			strerror(err));
 		return err == ENOMEM || err == ENOSPC ? RAPT_ENOMEM :
@@ -162,7 +171,8 @@ static int engine_ctl(struct tcp_engine *eng, int op, struct tcp_io *io,
 	return 0;
 }
 
-int tcp_engine_add(struct tcp_engine *eng, struct tcp_io *io, uint32_t events)
+int rapt_engine_add(struct rapt_engine *eng, struct rapt_io *io,
+		    uint32_t events)
 {
 	int ret = engine_ctl(eng, EPOLL_CTL_ADD, io, events);
 
@@ -170,17 +180,18 @@ int tcp_engine_add(struct tcp_engine *eng, struct tcp_io *io, uint32_t events)
 	return ret;
 }
 
-int tcp_engine_mod(struct tcp_engine *eng, struct tcp_io *io, uint32_t events)
+int rapt_engine_mod(struct rapt_engine *eng, struct rapt_io *io,
+		    uint32_t events)
 {
 	return engine_ctl(eng, EPOLL_CTL_MOD, io, events);
 }
 
 /* Runner: forget @io in what is left of the current batch. */
-static void engine_scrub(struct tcp_engine *eng, struct tcp_io *io)
+static void engine_scrub(struct rapt_engine *eng, struct rapt_io *io)
 {
 	int i;
 
-	if (!tcp_engine_on_thread(eng))
+	if (!rapt_engine_on_thread(eng))
 		return;
 	for (i = eng->ibatch + 1; i < eng->nbatch; i++)
 		if (eng->batch[i].data.ptr == io)
@@ -188,7 +199,7 @@ static void engine_scrub(struct tcp_engine *eng, struct tcp_io *io)
 }
 
 /**
- * tcp_engine_close - unregister @io and close its socket
+ * rapt_engine_close - unregister @io and close its socket
  * @eng: the engine @io is registered with (or not yet)
  * @io: its fd is closed and set to -1
  * @abort: close with an RST (SO_LINGER 0): nothing queued is sent, no
@@ -201,7 +212,8 @@ static void engine_scrub(struct tcp_engine *eng, struct tcp_io *io)
  * only when its epoll_wait() returns: the FIN would wait for the engine
  * thread's next wakeup (seen: seconds).
  */
-void tcp_engine_close(struct tcp_engine *eng, struct tcp_io *io, bool abort)
+void rapt_engine_close(struct rapt_engine *eng, struct rapt_io *io,
+		       bool abort)
 {
 	static const struct linger rst = { .l_onoff = 1, .l_linger = 0 };
 
@@ -218,8 +230,8 @@ void tcp_engine_close(struct tcp_engine *eng, struct tcp_io *io, bool abort)
 	engine_scrub(eng, io);
 }
 
-int tcp_engine_rebind(struct tcp_engine *eng, struct tcp_io *old,
-		      struct tcp_io *io, uint32_t events)
+int rapt_engine_rebind(struct rapt_engine *eng, struct rapt_io *old,
+		       struct rapt_io *io, uint32_t events)
 {
 	int ret;
 
@@ -240,7 +252,7 @@ int tcp_engine_rebind(struct tcp_engine *eng, struct tcp_io *old,
 /* Timers                                                              */
 /* ------------------------------------------------------------------ */
 
-static void timer_unlink(struct tcp_engine *eng, struct tcp_timer *t)
+static void timer_unlink(struct rapt_engine *eng, struct rapt_timer *t)
 {
 	if (t->prev)
 		t->prev->next = t->next;
@@ -255,9 +267,9 @@ static void timer_unlink(struct tcp_engine *eng, struct tcp_timer *t)
 }
 
 /* Insert @t (armed, unlinked) in deadline order, searching from the tail. */
-static void timer_insert(struct tcp_engine *eng, struct tcp_timer *t)
+static void timer_insert(struct rapt_engine *eng, struct rapt_timer *t)
 {
-	struct tcp_timer *after = eng->tlast;
+	struct rapt_timer *after = eng->tlast;
 
 	while (after && after->deadline_ns > t->deadline_ns)
 		after = after->prev;
@@ -273,8 +285,8 @@ static void timer_insert(struct tcp_engine *eng, struct tcp_timer *t)
 		eng->tfirst = t;
 }
 
-void tcp_timer_arm(struct tcp_engine *eng, struct tcp_timer *t,
-		   uint64_t delay_ns)
+void rapt_timer_arm(struct rapt_engine *eng, struct rapt_timer *t,
+		    uint64_t delay_ns)
 {
 	uint64_t aside;
 	bool first;
@@ -282,7 +294,7 @@ void tcp_timer_arm(struct tcp_engine *eng, struct tcp_timer *t,
 	pthread_mutex_lock(&eng->lock);
 	if (t->deadline_ns)
 		timer_unlink(eng, t);
-	t->deadline_ns = tcp_now_ns() + delay_ns;
+	t->deadline_ns = rapt_now_ns() + delay_ns;
 	timer_insert(eng, t);
 	/* The thread sleeps with the old first deadline: shorten it, unless
 	 * it stands aside and looks before this one is due anyway. */
@@ -294,7 +306,7 @@ void tcp_timer_arm(struct tcp_engine *eng, struct tcp_timer *t,
 		engine_wake(eng);
 }
 
-void tcp_timer_cancel(struct tcp_engine *eng, struct tcp_timer *t)
+void rapt_timer_cancel(struct rapt_engine *eng, struct rapt_timer *t)
 {
 	pthread_mutex_lock(&eng->lock);
 	if (t->deadline_ns)
@@ -302,7 +314,7 @@ void tcp_timer_cancel(struct tcp_engine *eng, struct tcp_timer *t)
 	pthread_mutex_unlock(&eng->lock);
 }
 
-bool tcp_timer_armed(struct tcp_engine *eng, struct tcp_timer *t)
+bool rapt_timer_armed(struct rapt_engine *eng, struct rapt_timer *t)
 {
 	bool armed;
 
@@ -313,7 +325,7 @@ bool tcp_timer_armed(struct tcp_engine *eng, struct tcp_timer *t)
 }
 
 /* Milliseconds until the first timer, for epoll_wait(); -1 if none. */
-static int timers_timeout_ms(struct tcp_engine *eng)
+static int timers_timeout_ms(struct rapt_engine *eng)
 {
 	uint64_t now, d;
 	int ms = -1;
@@ -322,7 +334,7 @@ static int timers_timeout_ms(struct tcp_engine *eng)
 	if (eng->dfirst || eng->stop) {
 		ms = 0;
 	} else if (eng->tfirst) {
-		now = tcp_now_ns();
+		now = rapt_now_ns();
 		d = eng->tfirst->deadline_ns;
 		if (d <= now)
 			ms = 0;
@@ -336,10 +348,10 @@ static int timers_timeout_ms(struct tcp_engine *eng)
 }
 
 /* Fire expired timers one at a time: a firing may cancel another. */
-static void timers_run(struct tcp_engine *eng)
+static void timers_run(struct rapt_engine *eng)
 {
-	uint64_t now = tcp_now_ns();
-	struct tcp_timer *t;
+	uint64_t now = rapt_now_ns();
+	struct rapt_timer *t;
 
 	for (;;) {
 		pthread_mutex_lock(&eng->lock);
@@ -358,7 +370,7 @@ static void timers_run(struct tcp_engine *eng)
 /* Deferred functions                                                  */
 /* ------------------------------------------------------------------ */
 
-static void defer_queue(struct tcp_engine *eng, struct tcp_defer *d)
+static void defer_queue(struct rapt_engine *eng, struct rapt_defer *d)
 {
 	d->next = NULL;
 	pthread_mutex_lock(&eng->lock);
@@ -372,12 +384,13 @@ static void defer_queue(struct tcp_engine *eng, struct tcp_defer *d)
 		engine_wake(eng);
 }
 
-int tcp_engine_defer(struct tcp_engine *eng, void (*fn)(void *), void *arg)
+int rapt_engine_defer(struct rapt_engine *eng, void (*fn)(void *),
+		      void *arg)
 {
-	struct tcp_defer *d = malloc(sizeof(*d));
+	struct rapt_defer *d = malloc(sizeof(*d));
 
 	if (!d) {
-		tcp_err("out of memory deferring work to the engine");
+		eng_err(eng, "out of memory deferring work to the engine");
 		return RAPT_ENOMEM;
 	}
 	d->fn = fn;
@@ -388,9 +401,9 @@ int tcp_engine_defer(struct tcp_engine *eng, void (*fn)(void *), void *arg)
 }
 
 /* Run what is queued now; later arrivals wait for the next pass. */
-static void defers_run(struct tcp_engine *eng)
+static void defers_run(struct rapt_engine *eng)
 {
-	struct tcp_defer *d, *next;
+	struct rapt_defer *d, *next;
 
 	pthread_mutex_lock(&eng->lock);
 	d = eng->dfirst;
@@ -408,7 +421,7 @@ static void defers_run(struct tcp_engine *eng)
 /* ------------------------------------------------------------------ */
 
 /**
- * tcp_engine_retire - free an object once no batch can name its @io
+ * rapt_engine_retire - free an object once no batch can name its @io
  * @eng: the engine
  * @r: the object's retire node
  * @io: the object's registration, already deleted (or never added)
@@ -419,8 +432,9 @@ static void defers_run(struct tcp_engine *eng)
  * collected before the registration was deleted; then the thread runs it
  * after that batch, whose events for @io it drops.
  */
-void tcp_engine_retire(struct tcp_engine *eng, struct tcp_retire *r,
-		       const struct tcp_io *io, void (*fn)(void *), void *arg)
+void rapt_engine_retire(struct rapt_engine *eng, struct rapt_retire *r,
+			const struct rapt_io *io, void (*fn)(void *),
+			void *arg)
 {
 	bool wake = false;
 
@@ -434,7 +448,7 @@ void tcp_engine_retire(struct tcp_engine *eng, struct tcp_retire *r,
 		r = NULL;
 		/* A thread asleep in epoll_wait frees them only when it
 		 * wakes: bound what an idle IA can pile up. */
-		wake = ++eng->ngrave == TCP_GRAVEYARD_MAX;
+		wake = ++eng->ngrave == ENGINE_GRAVEYARD_MAX;
 	}
 	pthread_mutex_unlock(&eng->lock);
 	if (r)
@@ -444,10 +458,10 @@ void tcp_engine_retire(struct tcp_engine *eng, struct tcp_retire *r,
 }
 
 /* The engine thread, under run: drop events of retired objects. */
-static void graveyard_scrub(struct tcp_engine *eng, struct epoll_event *ev,
+static void graveyard_scrub(struct rapt_engine *eng, struct epoll_event *ev,
 			    int n)
 {
-	struct tcp_retire *r;
+	struct rapt_retire *r;
 	int i;
 
 	pthread_mutex_lock(&eng->lock);
@@ -459,9 +473,9 @@ static void graveyard_scrub(struct tcp_engine *eng, struct epoll_event *ev,
 }
 
 /* The engine thread, its batch dispatched: free what waited for it. */
-static void graveyard_free(struct tcp_engine *eng)
+static void graveyard_free(struct rapt_engine *eng)
 {
-	struct tcp_retire *r, *next;
+	struct rapt_retire *r, *next;
 
 	pthread_mutex_lock(&eng->lock);
 	r = eng->graveyard;
@@ -479,10 +493,10 @@ static void graveyard_free(struct tcp_engine *eng)
 /* The thread                                                          */
 /* ------------------------------------------------------------------ */
 
-static void engine_dispatch(struct tcp_engine *eng, struct epoll_event *ev,
+static void engine_dispatch(struct rapt_engine *eng, struct epoll_event *ev,
 			    int n)
 {
-	struct tcp_io *io;
+	struct rapt_io *io;
 
 	eng->batch = ev;
 	eng->nbatch = n;
@@ -495,8 +509,8 @@ static void engine_dispatch(struct tcp_engine *eng, struct epoll_event *ev,
 }
 
 /* Take eng->run (blocking or not) and become the runner of a pass. */
-static bool run_enter(struct tcp_engine *eng, bool wait,
-		      struct tcp_engine **saved)
+static bool run_enter(struct rapt_engine *eng, bool wait,
+		      struct rapt_engine **saved)
 {
 	if (wait)
 		pthread_mutex_lock(&eng->run);
@@ -507,14 +521,14 @@ static bool run_enter(struct tcp_engine *eng, bool wait,
 	return true;
 }
 
-static void run_exit(struct tcp_engine *eng, struct tcp_engine *saved)
+static void run_exit(struct rapt_engine *eng, struct rapt_engine *saved)
 {
 	tls_runner = saved;
 	pthread_mutex_unlock(&eng->run);
 }
 
 /* Under run: one pass over what is ready now (epoll_wait does not block). */
-static void pass_now(struct tcp_engine *eng)
+static void pass_now(struct rapt_engine *eng)
 {
 	struct epoll_event ev[ENGINE_BATCH];
 	int n;
@@ -526,7 +540,7 @@ static void pass_now(struct tcp_engine *eng)
 }
 
 /**
- * tcp_engine_drive - run a pass of the engine in the caller's thread
+ * rapt_engine_drive - run a pass of the engine in the caller's thread
  * @eng: the engine
  *
  * For a consumer that busy-polls: whatever is ready is handled here, at
@@ -534,77 +548,77 @@ static void pass_now(struct tcp_engine *eng)
  * while such passes keep coming.  Does nothing when another thread runs a
  * pass.  The caller holds no provider lock.
  */
-void tcp_engine_drive(struct tcp_engine *eng)
+void rapt_engine_drive(struct rapt_engine *eng)
 {
-	struct tcp_engine *saved;
+	struct rapt_engine *saved;
 
 	if (tls_runner == eng || !run_enter(eng, false, &saved))
 		return;
-	atomic_store_explicit(&eng->drive_ns, tcp_now_ns(),
+	atomic_store_explicit(&eng->drive_ns, rapt_now_ns(),
 			      memory_order_relaxed);
 	pass_now(eng);
 	run_exit(eng, saved);
 }
 
 /**
- * tcp_engine_fd - the descriptor a consumer's thread may sleep on
+ * rapt_engine_fd - the descriptor a consumer's thread may sleep on
  * @eng: the engine
  *
  * The epoll set itself: readable (level-triggered) while a registration
  * or the engine's eventfd is ready.
  */
-int tcp_engine_fd(struct tcp_engine *eng)
+int rapt_engine_fd(struct rapt_engine *eng)
 {
 	return eng->epfd;
 }
 
 /**
- * tcp_engine_sleep_begin - a consumer is about to sleep on tcp_engine_fd()
+ * rapt_engine_sleep_begin - a consumer is about to sleep on rapt_engine_fd()
  * @eng: the engine
  *
  * While any consumer does, the engine thread stands aside as it does for
  * a busy-polling one: the sleeper runs the pass for whatever woke it
- * (tcp_engine_sleep_end), so the event reaches it with no thread switch.
+ * (rapt_engine_sleep_end), so the event reaches it with no thread switch.
  * The thread still runs timers and deferred work, and takes over again
  * once no consumer sleeps or drives.
  */
-void tcp_engine_sleep_begin(struct tcp_engine *eng)
+void rapt_engine_sleep_begin(struct rapt_engine *eng)
 {
 	atomic_fetch_add_explicit(&eng->sleepers, 1, memory_order_relaxed);
 }
 
 /**
- * tcp_engine_lease - a consumer will run the passes for a while
+ * rapt_engine_lease - a consumer will run the passes for a while
  * @eng: the engine
  *
- * For a consumer that sleeps in its own poll() on tcp_engine_fd() (an
- * armed EVD fd): the engine thread stands aside for TCP_DRIVE_IDLE_NS,
+ * For a consumer that sleeps in its own poll() on rapt_engine_fd() (an
+ * armed EVD fd): the engine thread stands aside for ENGINE_DRIVE_IDLE_NS,
  * as after a pass the consumer drove, and takes over if the consumer has
  * not come back by then.
  */
-void tcp_engine_lease(struct tcp_engine *eng)
+void rapt_engine_lease(struct rapt_engine *eng)
 {
-	atomic_store_explicit(&eng->drive_ns, tcp_now_ns(),
+	atomic_store_explicit(&eng->drive_ns, rapt_now_ns(),
 			      memory_order_relaxed);
 }
 
 /**
- * tcp_engine_sleep_end - the sleep that tcp_engine_sleep_begin announced
+ * rapt_engine_sleep_end - the sleep that rapt_engine_sleep_begin announced
  * ended
  * @eng: the engine
  *
  * The caller then handles what woke it: the data of its own EPs, or a
- * pass (tcp_engine_drive).  Counts as driving, so the engine thread stays
+ * pass (rapt_engine_drive).  Counts as driving, so the engine thread stays
  * aside between two sleeps of a consumer.
  */
-void tcp_engine_sleep_end(struct tcp_engine *eng)
+void rapt_engine_sleep_end(struct rapt_engine *eng)
 {
-	tcp_engine_lease(eng);
+	rapt_engine_lease(eng);
 	atomic_fetch_sub_explicit(&eng->sleepers, 1, memory_order_relaxed);
 }
 
 /**
- * tcp_engine_call - run @fn(@arg) between two passes of the engine
+ * rapt_engine_call - run @fn(@arg) between two passes of the engine
  * @eng: the engine
  * @fn: the function
  * @arg: for @fn
@@ -614,9 +628,10 @@ void tcp_engine_sleep_end(struct tcp_engine *eng)
  * meanwhile (at once when the caller is already the runner).  The caller
  * must hold no lock a handler takes (ep->lock).  Never fails.
  */
-void tcp_engine_call(struct tcp_engine *eng, void (*fn)(void *), void *arg)
+void rapt_engine_call(struct rapt_engine *eng, void (*fn)(void *),
+		      void *arg)
 {
-	struct tcp_engine *saved;
+	struct rapt_engine *saved;
 
 	if (tls_runner == eng) {
 		fn(arg);
@@ -628,7 +643,7 @@ void tcp_engine_call(struct tcp_engine *eng, void (*fn)(void *), void *arg)
 	run_exit(eng, saved);
 }
 
-static bool engine_stopping(struct tcp_engine *eng)
+static bool engine_stopping(struct rapt_engine *eng)
 {
 	bool stop;
 
@@ -639,26 +654,26 @@ static bool engine_stopping(struct tcp_engine *eng)
 }
 
 /* A consumer drives the passes: it busy-polls, or sleeps on epfd. */
-static bool engine_driven(struct tcp_engine *eng)
+static bool engine_driven(struct rapt_engine *eng)
 {
 	return atomic_load_explicit(&eng->sleepers, memory_order_relaxed) ||
-	       tcp_now_ns() - atomic_load_explicit(&eng->drive_ns,
+	       rapt_now_ns() - atomic_load_explicit(&eng->drive_ns,
 						   memory_order_relaxed) <
-	       TCP_DRIVE_IDLE_NS;
+	       ENGINE_DRIVE_IDLE_NS;
 }
 
 /* A consumer drives: sleep on the eventfd alone for a while, then run a
  * pass (timers the consumer may not be due to run, its deferrals). */
-static void engine_aside(struct tcp_engine *eng)
+static void engine_aside(struct rapt_engine *eng)
 {
 	struct pollfd p = { .fd = eng->evfd, .events = POLLIN };
-	struct tcp_engine *saved;
+	struct rapt_engine *saved;
 	int ms = timers_timeout_ms(eng);
 
-	if (ms < 0 || ms > TCP_ASIDE_MS)
-		ms = TCP_ASIDE_MS;
+	if (ms < 0 || ms > ENGINE_ASIDE_MS)
+		ms = ENGINE_ASIDE_MS;
 	atomic_store_explicit(&eng->aside_until_ns,
-			      tcp_now_ns() + (uint64_t)ms * 1000000ull,
+			      rapt_now_ns() + (uint64_t)ms * 1000000ull,
 			      memory_order_relaxed);
 	poll(&p, 1, ms);
 	atomic_store_explicit(&eng->aside_until_ns, 0, memory_order_relaxed);
@@ -668,10 +683,10 @@ static void engine_aside(struct tcp_engine *eng)
 }
 
 /* Sleep in epoll_wait(), then dispatch the batch under run. */
-static void engine_wait(struct tcp_engine *eng)
+static void engine_wait(struct rapt_engine *eng)
 {
 	struct epoll_event ev[ENGINE_BATCH];
-	struct tcp_engine *saved;
+	struct rapt_engine *saved;
 	int n, ms = timers_timeout_ms(eng);
 
 	pthread_mutex_lock(&eng->lock);
@@ -680,7 +695,7 @@ static void engine_wait(struct tcp_engine *eng)
 	n = epoll_wait(eng->epfd, ev, ENGINE_BATCH, ms);
 	if (n < 0) {
 		if (errno != EINTR) {
-			tcp_err("epoll_wait: %m; the engine thread stops");
+			eng_err(eng, "epoll_wait: %m; the engine thread stops");
 			pthread_mutex_lock(&eng->lock);
 			eng->stop = true;
 			pthread_mutex_unlock(&eng->lock);
@@ -698,8 +713,8 @@ static void engine_wait(struct tcp_engine *eng)
 
 static void *engine_main(void *arg)
 {
-	struct tcp_engine *eng = arg;
-	struct tcp_engine *saved;
+	struct rapt_engine *eng = arg;
+	struct rapt_engine *saved;
 
 	while (!engine_stopping(eng)) {
 		if (engine_driven(eng))
@@ -713,9 +728,10 @@ static void *engine_main(void *arg)
 	return NULL;
 }
 
-static int engine_thread_start(struct tcp_engine *eng)
+static int engine_thread_start(struct rapt_engine *eng)
 {
 	sigset_t all, old;
+	char name[16];		/* the kernel's limit, with the NUL */
 	int err;
 
 	/* The engine never runs the application's signal handlers. */
@@ -724,41 +740,39 @@ static int engine_thread_start(struct tcp_engine *eng)
 	err = pthread_create(&eng->thread, NULL, engine_main, eng);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
-		tcp_err("cannot start the progress thread: %s", strerror(err));
+		eng_err(eng, "cannot start the progress thread: %s",
+			strerror(err));
 		return RAPT_ENOMEM;
 	}
-	pthread_setname_np(eng->thread, "rapt-tcp");
+	snprintf(name, sizeof(name), "rapt-%s", eng->prov);
+	pthread_setname_np(eng->thread, name);
 	return 0;
 }
 
-/**
- * tcp_engine_start - create an engine and start its thread
- * @out: the engine
- *
- * Return: 0, RAPT_ENOMEM, RAPT_EPROVIDER.
- */
-int tcp_engine_start(struct tcp_engine **out)
+/* rapt_engine_start - kernel-doc in <rapt/provider_util.h> */
+int rapt_engine_start(struct rapt_engine **out, const char *prov)
 {
-	struct tcp_engine *eng = calloc(1, sizeof(*eng));
+	struct rapt_engine *eng = calloc(1, sizeof(*eng));
 	int ret = RAPT_ENOMEM;
 
 	if (!eng)
 		goto err;
+	eng->prov = prov;
 	pthread_mutex_init(&eng->lock, NULL);
 	pthread_mutex_init(&eng->run, NULL);
 	eng->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (eng->epfd < 0) {
-		tcp_err("epoll_create1: %m");
+		eng_err(eng, "epoll_create1: %m");
 		goto err_free;
 	}
 	eng->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (eng->evfd < 0) {
-		tcp_err("eventfd: %m");
+		eng_err(eng, "eventfd: %m");
 		goto err_epoll;
 	}
 	eng->evio.fd = eng->evfd;
 	eng->evio.handler = engine_evfd_read;
-	ret = tcp_engine_add(eng, &eng->evio, EPOLLIN);
+	ret = rapt_engine_add(eng, &eng->evio, EPOLLIN);
 	if (ret)
 		goto err_evfd;
 	ret = engine_thread_start(eng);
@@ -780,12 +794,12 @@ err:
 }
 
 /**
- * tcp_engine_stop - stop the thread and free the engine
+ * rapt_engine_stop - stop the thread and free the engine
  * @eng: the engine; every registration and timer must be gone
  *
  * Deferred functions still queued run before the thread exits.
  */
-void tcp_engine_stop(struct tcp_engine *eng)
+void rapt_engine_stop(struct rapt_engine *eng)
 {
 	pthread_mutex_lock(&eng->lock);
 	eng->stop = true;
@@ -794,7 +808,7 @@ void tcp_engine_stop(struct tcp_engine *eng)
 	pthread_join(eng->thread, NULL);
 	graveyard_free(eng);
 	if (eng->tfirst)
-		tcp_warn("engine stopped with timers still armed");
+		eng_warn(eng, "engine stopped with timers still armed");
 	close(eng->evfd);
 	close(eng->epfd);
 	pthread_mutex_destroy(&eng->run);
