@@ -11,7 +11,7 @@
 #   bench/compare.sh [-b BUILDDIR] [-r ROUNDS] [-m METRICS] [-o FILE]
 #                    [--quick] [--no-idle]
 #
-# METRICS: comma list of rtt, rtt_block, read, bw, connrate,
+# METRICS: comma list of rtt, rtt_block, rtt_fd, read, bw, connrate,
 # connrate_block, conns (default all).  --quick: tiny iteration counts
 # (a check of the script, not a measurement).  -o FILE: keep every
 # program's output line there.
@@ -26,7 +26,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 builddir=${abs_top_builddir:-}
 rounds=5
-metrics=rtt,rtt_block,read,bw,connrate,connrate_block,conns
+metrics=rtt,rtt_block,rtt_fd,read,bw,connrate,connrate_block,conns
 outfile=
 quick=0
 idle=1
@@ -189,6 +189,15 @@ m_rtt_block() {
 		-W $W_PP -m block
 }
 
+# The EVD fd (rapt_evd_arm + poll()) against blocking raw TCP; libfabric
+# has no such mode in its peer program.
+m_rtt_fd() {
+	run rtt_fd rapt rtt_med_us $PERF -t lat_send -s 8 -n $N_PP \
+		-W $W_PP -m fd
+	run rtt_fd raw rtt_med_us "$RAW/raw_pingpong" -s 8 -n $N_PP \
+		-W $W_PP -m block
+}
+
 m_read() {
 	run read rapt rtt_med_us $PERF -t lat_read -s 8 -n $N_PP -W $W_PP
 	[ $have_ofi = 1 ] && run read ofi rtt_med_us \
@@ -296,7 +305,19 @@ summary() {
 			"$(verdict "$x" '<=' 1.15)" ;;
 		rtt_block) summary_metric rtt_block \
 			"8 B send/recv round trip, blocking waits" \
-			"us, lower is better; no target" ;;
+			"us, lower is better"
+		     x=$(ratios_of rtt_block raw)
+		     target "RTT <= 1.15x raw blocking TCP" "rapt/raw $x" \
+			"$(verdict "$x" '<=' 1.15)"
+		     x=$(ratios_of rtt_block ofi)
+		     target "RTT <= 0.95x libfabric" "rapt/libfabric $x" \
+			"$(verdict "$x" '<=' 0.95)" ;;
+		rtt_fd) summary_metric rtt_fd \
+			"8 B send/recv round trip, EVD fd: arm + poll() (raw: blocking)" \
+			"us, lower is better"
+		     x=$(ratios_of rtt_fd raw)
+		     target "RTT <= 1.15x raw blocking TCP" "rapt/raw $x" \
+			"$(verdict "$x" '<=' 1.15)" ;;
 		read) summary_metric read \
 			"8 B RDMA read round trip, busy-poll (raw: TCP ping-pong)" \
 			"us, lower is better"
@@ -323,7 +344,10 @@ summary() {
 			"$(verdict "$x" '>=' 0.5)" ;;
 		connrate_block) summary_metric connrate_block \
 			"sequential connection rate, blocking waits (raw: blocking)" \
-			"conn/s, higher is better; no target" ;;
+			"conn/s, higher is better"
+		    x=$(ratios_of connrate_block raw)
+		    target ">= 0.5x raw blocking TCP" "rapt/raw $x" \
+			"$(verdict "$x" '>=' 0.5)" ;;
 		conns) summary_metric conns \
 			"$N_MANY connections held, memory per connection (larger side)" \
 			"bytes of VmRSS, lower is better"
@@ -360,7 +384,8 @@ while [ $round -le "$rounds" ]; do
 	for m in $(echo "$metrics" | tr ',' ' '); do
 		wait_idle "$m"
 		case $m in
-		rtt|rtt_block|read|bw|connrate|connrate_block|conns) "m_$m" ;;
+		rtt|rtt_block|rtt_fd|read|bw|connrate|connrate_block|conns) \
+			"m_$m" ;;
 		*) echo "compare.sh: unknown metric $m" >&2; exit 2 ;;
 		esac
 	done
