@@ -80,7 +80,7 @@ struct rapt_engine {
 	pthread_t thread;
 	pthread_mutex_t run;		/* the right to run a pass */
 	pthread_mutex_t lock;		/* timers, defers, graveyard, stop */
-	struct rapt_timer *tfirst, *tlast;
+	struct rapt_list timers;	/* armed, by deadline */
 	struct rapt_defer *dfirst, *dlast;
 	struct rapt_retire *graveyard;	/* retired while a batch was held */
 	uint32_t ngrave;
@@ -135,8 +135,8 @@ static void engine_wake(struct rapt_engine *eng)
  */
 static void engine_evfd_read(struct rapt_io *io, uint32_t events)
 {
-	struct rapt_engine *eng = (struct rapt_engine *)
-		((char *)io - offsetof(struct rapt_engine, evio));
+	struct rapt_engine *eng = rapt_container_of(io, struct rapt_engine,
+						    evio);
 	uint64_t v;
 	ssize_t n;
 
@@ -251,37 +251,31 @@ int rapt_engine_rebind(struct rapt_engine *eng, struct rapt_io *old,
 /* Timers                                                              */
 /* ------------------------------------------------------------------ */
 
+static struct rapt_timer *timer_of(struct rapt_list *node)
+{
+	return node ? rapt_container_of(node, struct rapt_timer, node) : NULL;
+}
+
+static struct rapt_timer *timer_first(struct rapt_engine *eng)
+{
+	return timer_of(rapt_list_first(&eng->timers));
+}
+
 static void timer_unlink(struct rapt_engine *eng, struct rapt_timer *t)
 {
-	if (t->prev)
-		t->prev->next = t->next;
-	else
-		eng->tfirst = t->next;
-	if (t->next)
-		t->next->prev = t->prev;
-	else
-		eng->tlast = t->prev;
-	t->next = t->prev = NULL;
+	rapt_list_del(&t->node);
 	t->deadline_ns = 0;
 }
 
 /* Insert @t (armed, unlinked) in deadline order, searching from the tail. */
 static void timer_insert(struct rapt_engine *eng, struct rapt_timer *t)
 {
-	struct rapt_timer *after = eng->tlast;
+	struct rapt_list *after = eng->timers.prev;
 
-	while (after && after->deadline_ns > t->deadline_ns)
+	while (after != &eng->timers &&
+	       timer_of(after)->deadline_ns > t->deadline_ns)
 		after = after->prev;
-	t->prev = after;
-	t->next = after ? after->next : eng->tfirst;
-	if (t->next)
-		t->next->prev = t;
-	else
-		eng->tlast = t;
-	if (after)
-		after->next = t;
-	else
-		eng->tfirst = t;
+	rapt_list_insert_after(after, &t->node);
 }
 
 void rapt_timer_arm(struct rapt_engine *eng, struct rapt_timer *t,
@@ -299,7 +293,7 @@ void rapt_timer_arm(struct rapt_engine *eng, struct rapt_timer *t,
 	 * it stands aside and looks before this one is due anyway. */
 	aside = atomic_load_explicit(&eng->aside_until_ns,
 				     memory_order_relaxed);
-	first = eng->tfirst == t && (!aside || t->deadline_ns < aside);
+	first = timer_first(eng) == t && (!aside || t->deadline_ns < aside);
 	pthread_mutex_unlock(&eng->lock);
 	if (first && !engine_is_thread(eng))
 		engine_wake(eng);
@@ -326,15 +320,17 @@ bool rapt_timer_armed(struct rapt_engine *eng, struct rapt_timer *t)
 /* Milliseconds until the first timer, for epoll_wait(); -1 if none. */
 static int timers_timeout_ms(struct rapt_engine *eng)
 {
+	struct rapt_timer *first;
 	uint64_t now, d;
 	int ms = -1;
 
 	pthread_mutex_lock(&eng->lock);
+	first = timer_first(eng);
 	if (eng->dfirst || eng->stop) {
 		ms = 0;
-	} else if (eng->tfirst) {
+	} else if (first) {
 		now = rapt_now_ns();
-		d = eng->tfirst->deadline_ns;
+		d = first->deadline_ns;
 		if (d <= now)
 			ms = 0;
 		else if (d - now >= 1000000000ull * 3600)
@@ -354,7 +350,7 @@ static void timers_run(struct rapt_engine *eng)
 
 	for (;;) {
 		pthread_mutex_lock(&eng->lock);
-		t = eng->tfirst;
+		t = timer_first(eng);
 		if (!t || t->deadline_ns > now) {
 			pthread_mutex_unlock(&eng->lock);
 			return;
@@ -698,6 +694,7 @@ int rapt_engine_start(struct rapt_engine **out, const char *prov)
 	if (!eng)
 		goto err;
 	eng->prov = prov;
+	rapt_list_init(&eng->timers);
 	pthread_mutex_init(&eng->lock, NULL);
 	pthread_mutex_init(&eng->run, NULL);
 	eng->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -747,7 +744,7 @@ void rapt_engine_stop(struct rapt_engine *eng)
 	engine_wake(eng);
 	pthread_join(eng->thread, NULL);
 	graveyard_free(eng);
-	if (eng->tfirst)
+	if (!rapt_list_empty(&eng->timers))
 		eng_warn(eng, "engine stopped with timers still armed");
 	close(eng->evfd);
 	close(eng->epfd);
