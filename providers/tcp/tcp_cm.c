@@ -60,9 +60,6 @@
 #define CM_PARK_NS		1000000ull	/* parked EP: look again */
 #define CM_CR_WATCH_NS		1000000ull	/* undecided CR: registered */
 
-#define cm_container_of(p, type, member) \
-	((type *)(void *)((char *)(p) - offsetof(type, member)))
-
 /* Per-EP connection state beyond struct tcp_ep (ep->cm). */
 /* An IPv4 or IPv6 socket address, kept small (not a sockaddr_storage). */
 union cm_sa {
@@ -104,7 +101,7 @@ struct tcp_cr {
 	struct rapt_retire retire;
 	struct rapt_timer timer;		/* handshake timeout */
 	struct tcp_psp *psp;
-	struct tcp_cr *next, *prev;	/* psp->reqs */
+	struct rapt_list node;		/* in psp->reqs */
 	struct tcp_cr *hnext;		/* cr_table chain */
 	struct rapt_core_cr *ccr;
 	uint64_t id;			/* the core's name for it */
@@ -126,7 +123,7 @@ struct tcp_psp {
 	struct rapt_timer timer;		/* accepting paused: no fds */
 	struct tcp_ia *ia;
 	struct rapt_core_psp *cpsp;
-	struct tcp_cr *reqs;
+	struct rapt_list reqs;		/* its requests (struct tcp_cr) */
 	uint32_t hs_timeout_ms;
 	union cm_sa laddr;		/* the listener's */
 	bool wildcard;			/* laddr is no connection's address */
@@ -214,54 +211,35 @@ static struct rapt_engine *cr_engine(uint64_t id)
 /* Sockets                                                             */
 /* ------------------------------------------------------------------ */
 
-static socklen_t sa_len(int family)
+/* A socket address as a struct sockaddr, for the toolkit's helpers. */
+static const struct sockaddr *sa_of(const struct sockaddr_storage *ss)
 {
-	return family == AF_INET ? sizeof(struct sockaddr_in) :
-				   sizeof(struct sockaddr_in6);
-}
-
-static void sa_set_port(struct sockaddr_storage *ss, uint16_t port)
-{
-	if (ss->ss_family == AF_INET)
-		((struct sockaddr_in *)ss)->sin_port = htons(port);
-	else
-		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
-}
-
-static uint16_t sa_port(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET)
-		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
-	return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return (const struct sockaddr *)ss;
 }
 
 /* Copy an IPv4 or IPv6 @sa with port @port; RAPT_EINVAL otherwise. */
 static int sa_copy(const struct sockaddr *sa, uint16_t port,
 		   struct sockaddr_storage *ss)
 {
-	if (sa->sa_family != AF_INET && sa->sa_family != AF_INET6) {
+	if (rapt_sockaddr_copy(ss, sa)) {
 		rapt_prov_set_error("tcp: address family %d is not IPv4/IPv6",
 				    sa->sa_family);
 		return RAPT_EINVAL;
 	}
-	memset(ss, 0, sizeof(*ss));
-	memcpy(ss, sa, sa_len(sa->sa_family));
-	sa_set_port(ss, port);
+	rapt_sockaddr_set_port((struct sockaddr *)ss, port);
 	return 0;
 }
 
 static void cm_sa_set(union cm_sa *a, const struct sockaddr_storage *ss)
 {
 	memset(a, 0, sizeof(*a));
-	if (ss->ss_family == AF_INET || ss->ss_family == AF_INET6)
-		memcpy(a, ss, sa_len(ss->ss_family));
+	memcpy(a, ss, rapt_sockaddr_len(sa_of(ss)));
 }
 
 static void cm_sa_get(const union cm_sa *a, struct sockaddr_storage *ss)
 {
 	memset(ss, 0, sizeof(*ss));
-	if (a->sa.sa_family == AF_INET || a->sa.sa_family == AF_INET6)
-		memcpy(ss, a, sa_len(a->sa.sa_family));
+	memcpy(ss, a, rapt_sockaddr_len(&a->sa));
 }
 
 /* @fd's local address into @a (AF_UNSPEC if it cannot be had). */
@@ -271,15 +249,6 @@ static void cm_sa_local(int fd, union cm_sa *a)
 
 	if (getsockname(fd, &a->sa, &sl) || sl > sizeof(*a))
 		memset(a, 0, sizeof(*a));
-}
-
-static bool cm_sa_wildcard(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr ==
-		       htonl(INADDR_ANY);
-	return IN6_IS_ADDR_UNSPECIFIED(
-		&((const struct sockaddr_in6 *)ss)->sin6_addr);
 }
 
 static int sock_err(int fd)
@@ -334,43 +303,6 @@ static void sock_drain(int fd)
 			return;
 }
 
-/* A socket error as a RAPT_E* code (the errno negated where they agree). */
-static int errno_to_rapt(int err)
-{
-	switch (err) {
-	case EMFILE:
-	case ENFILE:
-	case ENOBUFS:
-	case ENOMEM:
-		return RAPT_ENOMEM;
-	case EADDRINUSE:
-		return RAPT_EADDRINUSE;
-	case EACCES:
-	case EPERM:
-		return RAPT_EACCES;
-	case EADDRNOTAVAIL:
-	case EAFNOSUPPORT:
-		return RAPT_EINVAL;
-	default:
-		return RAPT_EPROVIDER;
-	}
-}
-
-/* Whether @a and @b hold the same IP address (ports aside). */
-static bool sa_same_ip(const struct sockaddr_storage *a,
-		       const struct sockaddr_storage *b)
-{
-	const struct sockaddr_in6 *a6 = (const void *)a, *b6 = (const void *)b;
-
-	if (a->ss_family != b->ss_family)
-		return false;
-	if (a->ss_family == AF_INET)
-		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
-	return !memcmp(&a6->sin6_addr, &b6->sin6_addr, sizeof(a6->sin6_addr)) &&
-	       a6->sin6_scope_id == b6->sin6_scope_id;
-}
-
 /*
  * A non-blocking stream socket to @dst, from the IA's address.  A
  * connection to the IA's own address needs no bind: the kernel takes
@@ -387,15 +319,16 @@ static int cm_socket(struct tcp_ia *ia, const struct sockaddr_storage *dst)
 		int err = errno;
 
 		tcp_err("socket: %s", strerror(err));
-		return errno_to_rapt(err);
+		return rapt_errno_status(err);
 	}
-	if (ia->addr.ss_family != family || sa_same_ip(&ia->addr, dst))
+	if (ia->addr.ss_family != family ||
+	    rapt_sockaddr_same_ip(sa_of(&ia->addr), sa_of(dst)))
 		return fd;
 	/* The port is picked at connect time, per destination. */
 	setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
 	src = ia->addr;
-	sa_set_port(&src, 0);
-	if (bind(fd, (struct sockaddr *)&src, sa_len(family)))
+	rapt_sockaddr_set_port((struct sockaddr *)&src, 0);
+	if (bind(fd, sa_of(&src), rapt_sockaddr_len(sa_of(&src))))
 		tcp_dbg("cannot bind to %s's address (%m); the kernel picks",
 			ia->device);
 	return fd;
@@ -956,7 +889,7 @@ void tcp_cm_park(struct tcp_ep *ep)
 
 static void ep_park_check(struct rapt_timer *t)
 {
-	struct tcp_ep *ep = cm_container_of(t, struct tcp_ep, park);
+	struct tcp_ep *ep = rapt_container_of(t, struct tcp_ep, park);
 
 	pthread_mutex_lock(&ep->lock);
 	if (ep->freeing || ep->io.fd < 0 || !ep->parked ||
@@ -1069,7 +1002,7 @@ void tcp_cm_progress(struct tcp_ep *ep)
 
 static void ep_timeout(struct rapt_timer *t)
 {
-	struct tcp_ep *ep = cm_container_of(t, struct tcp_ep, timer);
+	struct tcp_ep *ep = rapt_container_of(t, struct tcp_ep, timer);
 
 	pthread_mutex_lock(&ep->lock);
 	/* Re-armed since it expired: this firing is for the old deadline. */
@@ -1320,7 +1253,7 @@ static void ep_connect_start(struct tcp_ep *ep, int fd,
 	memset(&ep->cm->laddr, 0, sizeof(ep->cm->laddr));
 	ep->cap = tcp_cap_open(fd);
 	ep->mss_due = true;	/* read once a message needs it (tcp_tx.c) */
-	if (connect(fd, (const struct sockaddr *)ss, sa_len(ss->ss_family)) &&
+	if (connect(fd, sa_of(ss), rapt_sockaddr_len(sa_of(ss))) &&
 	    errno != EINPROGRESS) {
 		/* Refused or unreachable at once: the event says so. */
 		cm_connect_failed(ep, errno);
@@ -1450,12 +1383,7 @@ static void cr_close_free(struct tcp_cr *cr)
 	tcp_cap_close(cr->cap);
 	cm_part_free(&cr->part);
 	rapt_engine_close(psp->ia->eng, &cr->io, false);
-	if (cr->prev)
-		cr->prev->next = cr->next;
-	else
-		psp->reqs = cr->next;
-	if (cr->next)
-		cr->next->prev = cr->prev;
+	rapt_list_del(&cr->node);
 	rapt_engine_retire(psp->ia->eng, &cr->retire, &cr->io, free, cr);
 }
 
@@ -1614,7 +1542,7 @@ static void cr_io(struct rapt_io *io, uint32_t events)
 
 static void cr_timeout(struct rapt_timer *t)
 {
-	struct tcp_cr *cr = cm_container_of(t, struct tcp_cr, timer);
+	struct tcp_cr *cr = rapt_container_of(t, struct tcp_cr, timer);
 
 	if (cr->state == CR_UNDECIDED) {
 		if (cr_watch(cr))
@@ -1660,10 +1588,7 @@ static void psp_new_request(struct tcp_psp *psp, int fd,
 	cr->cap = tcp_cap_open(fd);
 	cr->psp = psp;
 	rapt_timer_init(&cr->timer, cr_timeout);
-	cr->next = psp->reqs;
-	if (cr->next)
-		cr->next->prev = cr;
-	psp->reqs = cr;
+	rapt_list_add(&psp->reqs, &cr->node);
 	rapt_timer_arm(psp->ia->eng, &cr->timer,
 		       psp->hs_timeout_ms * CM_NS_PER_MS);
 	/* An initiator sends its request as soon as TCP is up, so it is
@@ -1679,7 +1604,7 @@ err:
 
 static void psp_resume(struct rapt_timer *t)
 {
-	struct tcp_psp *psp = cm_container_of(t, struct tcp_psp, timer);
+	struct tcp_psp *psp = rapt_container_of(t, struct tcp_psp, timer);
 
 	rapt_engine_mod(psp->ia->eng, &psp->io, EPOLLIN);
 }
@@ -1734,7 +1659,7 @@ static int psp_listen(const struct sockaddr_storage *addr)
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	/* Linux copies it to every accepted socket: no setsockopt each. */
 	sock_nodelay(fd);
-	if (bind(fd, (const struct sockaddr *)addr, sa_len(addr->ss_family)) ||
+	if (bind(fd, sa_of(addr), rapt_sockaddr_len(sa_of(addr))) ||
 	    listen(fd, CM_LISTEN_BACKLOG))
 		goto err_close;
 	return fd;
@@ -1746,11 +1671,11 @@ err_close:
 err:
 	err = errno;
 	rapt_prov_set_error("tcp: cannot listen on port %u: %s",
-			    sa_port(addr), strerror(err));
+			    rapt_sockaddr_port(sa_of(addr)), strerror(err));
 	if (err != EADDRINUSE)
-		tcp_err("cannot listen on port %u: %s", sa_port(addr),
-			strerror(err));
-	return errno_to_rapt(err);
+		tcp_err("cannot listen on port %u: %s",
+			rapt_sockaddr_port(sa_of(addr)), strerror(err));
+	return rapt_errno_status(err);
 }
 
 static int psp_addr(struct tcp_ia *ia, const struct rapt_psp_attr *attr,
@@ -1796,17 +1721,18 @@ int tcp_psp_create(void *pia, struct rapt_core_psp *cpsp, uint64_t service_id,
 	}
 	getsockname(fd, (struct sockaddr *)&ss, &sl);
 	cm_sa_set(&psp->laddr, &ss);
-	psp->wildcard = cm_sa_wildcard(&ss);
+	psp->wildcard = rapt_sockaddr_is_any(sa_of(&ss));
 	psp->io.fd = fd;
 	psp->io.handler = psp_io;
 	psp->ia = ia;
 	psp->cpsp = cpsp;
+	rapt_list_init(&psp->reqs);
 	psp->hs_timeout_ms = rapt_prov_psp_hs_timeout_ms(cpsp);
 	rapt_timer_init(&psp->timer, psp_resume);
 	ret = rapt_engine_add(ia->eng, &psp->io, EPOLLIN);
 	if (ret)
 		goto err_close;
-	*bound_id = sa_port(&ss);
+	*bound_id = rapt_sockaddr_port(sa_of(&ss));
 	*ppsp = psp;
 	return 0;
 
@@ -1820,16 +1746,18 @@ err_free:
 static void psp_teardown(void *arg)
 {
 	struct tcp_psp *psp = arg;
+	struct tcp_cr *cr;
 
 	rapt_timer_cancel(psp->ia->eng, &psp->timer);
 	rapt_engine_close(psp->ia->eng, &psp->io, false);
 	/* The core frees a PSP only with no undecided CR: what is left is
 	 * still in the handshake. */
-	while (psp->reqs) {
-		if (psp->reqs->state == CR_HANDSHAKE)
-			cr_drop(psp->reqs, RAPT_HS_FAILED);
+	while (!rapt_list_empty(&psp->reqs)) {
+		cr = rapt_container_of(psp->reqs.next, struct tcp_cr, node);
+		if (cr->state == CR_HANDSHAKE)
+			cr_drop(cr, RAPT_HS_FAILED);
 		else
-			cr_close_free(psp->reqs);
+			cr_close_free(cr);
 	}
 	rapt_engine_retire(psp->ia->eng, &psp->retire, &psp->io, free, psp);
 }
