@@ -312,7 +312,8 @@ static inline bool tcp_ep_handshaking(const struct tcp_ep *ep)
 /* The transport failed or the peer broke the protocol: tcp_dto_flush(),
  * report BROKEN (ACCEPT_ERROR on a passive EP not yet established,
  * DISCONNECTED during a graceful close), then close the socket with an
- * RST.  @status is a RAPT_E* code, the event's prov_status.  The socket is
+ * RST.  @status is the event's prov_status (<rapt/provider_util.h>): a
+ * RAPT_E* code, a negated errno, or a Terminate's.  The socket is
  * gone afterwards (ep->io.fd < 0, state CLOSED): callers stop touching it.
  * Safe to call again, and from any thread that holds ep->lock. */
 void tcp_cm_fail(struct tcp_ep *ep, int status);

@@ -538,7 +538,8 @@ static bool cm_open(const struct tcp_ep *ep)
 /**
  * tcp_cm_fail - the transport failed or the peer broke the protocol
  * @ep: the EP, locked
- * @status: RAPT_E* code, reported as the event's prov_status
+ * @status: the event's prov_status: a RAPT_E* code, a negated errno or
+ *          a Terminate's (rapt_prov_status_term())
  *
  * Closes with an RST (a FIN after a Terminate), flushes, and reports
  * BROKEN (ACCEPT_ERROR while

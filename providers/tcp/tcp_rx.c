@@ -700,7 +700,8 @@ static int rx_term_in(struct tcp_ep *ep)
 		 ep->io.fd, t->layer, t->etype, t->ecode);
 	tcp_tx_blame(ep, t, access ? RAPT_DTO_REMOTE_ACCESS :
 				     RAPT_DTO_REMOTE_OPERATION);
-	tcp_cm_fail(ep, access ? RAPT_EACCES : RAPT_EPROTO);
+	tcp_cm_fail(ep, rapt_prov_status_term(true, t->layer, t->etype,
+					      t->ecode));
 	return -1;
 }
 
