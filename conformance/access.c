@@ -135,7 +135,7 @@ static void violate(struct conf_ctx *c, bool write, enum violation v)
 			   conf_dto_status_name(op_ev.u.dto.status),
 			   got_probe ? conf_dto_status_name(
 				   probe_ev.u.dto.status) : "(not posted)",
-			   conf_ev_name(down.type));
+			   rapt_event_name(down.type));
 		if (op_ev.u.dto.status != RAPT_DTO_REMOTE_ACCESS)
 			conf_note(c, "the write itself completed %s",
 				  conf_dto_status_name(op_ev.u.dto.status));

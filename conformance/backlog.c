@@ -360,7 +360,7 @@ static void hslimit_active(struct conf_ctx *c)
 	EXPECT_MSG(ev.type == RAPT_EV_NON_PEER_REJECTED &&
 		   ev.u.conn.reason == RAPT_REJECT_BUSY,
 		   "over the handshake limit: %s reason %s, expected NON_PEER_REJECTED/BUSY",
-		   conf_ev_name(ev.type), conf_reason_name(ev.u.conn.reason));
+		   rapt_event_name(ev.type), conf_reason_name(ev.u.conn.reason));
 	TRY(conf_barrier(c, "busy"));
 	TRY(conf_barrier(c, "freed"));
 	s.ep = ep2;

@@ -273,7 +273,7 @@ static void fault_connect(struct conf_ctx *c, const char *opt,
 		    (long long)dt / 1000, opt, addr_s, tmo_ms);
 	EXPECT_MSG(ev.type == type,
 		   "a connect to %s %s ended with %s, expected %s", opt,
-		   addr_s, conf_ev_name(ev.type), conf_ev_name(type));
+		   addr_s, rapt_event_name(ev.type), rapt_event_name(type));
 	if (type == RAPT_EV_TIMED_OUT && ev.type == type)
 		EXPECT_MSG(dt >= tmo_ms * 900LL,
 			   "TIMED_OUT after %lld ms of a %d ms timeout",
@@ -374,14 +374,14 @@ static void many_active(struct conf_ctx *c)
 			;
 		REQUIRE_MSG(i < NCRS && !done[i],
 			    "a %s event for an EP that %s",
-			    conf_ev_name(ev.type),
+			    rapt_event_name(ev.type),
 			    i < NCRS ? "already had its event" :
 			    "is not one of ours");
 		done[i] = true;
 		snprintf(want, sizeof(want), "%s %u", i % 2 ? "rej" : "acc", i);
 		EXPECT_MSG(ev.type == (i % 2 ? RAPT_EV_PEER_REJECTED :
 					       RAPT_EV_ESTABLISHED),
-			   "request %u got %s", i, conf_ev_name(ev.type));
+			   "request %u got %s", i, rapt_event_name(ev.type));
 		EXPECT_PDATA(ev.u.conn.pdata, ev.u.conn.pdata_len, want);
 	}
 	TRY(conf_barrier(c, "done"));

@@ -437,9 +437,7 @@ bool conf_expect_empty(struct conf_ctx *c, struct rapt_evd *evd, int ms,
 #define EXPECT_EMPTY(evd, ms)						\
 	conf_expect_empty(c, (evd), (ms), __FILE__, __LINE__)
 
-const char *conf_ev_name(uint32_t type);
 const char *conf_dto_status_name(uint32_t status);
-const char *conf_state_name(uint32_t state);
 const char *conf_reason_name(uint32_t reason);
 
 /* ------------------------------------------------------------------ */

@@ -36,8 +36,8 @@ static bool state_is(struct conf_ctx *c, struct rapt_ep *ep, uint32_t want,
 
 	return conf_check(c, rc == 0 && st == want, file, line,
 			  "EP state is %s (rc %s), expected %s",
-			  conf_state_name(st), rapt_err_name(rc),
-			  conf_state_name(want));
+			  rapt_ep_state_name(st), rapt_err_name(rc),
+			  rapt_ep_state_name(want));
 }
 
 #define EXPECT_STATE(ep, want) state_is(c, (ep), (want), __FILE__, __LINE__)
@@ -61,7 +61,7 @@ static void flushed_before(struct conf_ctx *c, struct conf_ep_set *s,
 			   ev.u.dto.status == RAPT_DTO_FLUSHED &&
 			   ev.u.dto.op == RAPT_OP_RECV && ev.u.dto.cookie == i,
 			   "receive %u: %s status %s cookie %llu, expected FLUSHED",
-			   i, conf_ev_name(ev.type),
+			   i, rapt_event_name(ev.type),
 			   conf_dto_status_name(ev.u.dto.status),
 			   (unsigned long long)ev.u.dto.cookie);
 	}
@@ -389,7 +389,7 @@ int conf_child_main(const char *ia_name, const char *addr, const char *sid)
 	}
 	if (ev.type != RAPT_EV_ESTABLISHED) {
 		printf("FAILED the connect ended with %s%s%s\n",
-		       conf_ev_name(ev.type),
+		       rapt_event_name(ev.type),
 		       ev.type == RAPT_EV_NON_PEER_REJECTED ? "/" : "",
 		       ev.type == RAPT_EV_NON_PEER_REJECTED ?
 		       conf_reason_name(ev.u.conn.reason) : "");
@@ -544,7 +544,7 @@ static void killed_passive(struct conf_ctx *c)
 	EXPECT_MSG(ev.type == RAPT_EV_BROKEN ||
 		   ev.type == RAPT_EV_DISCONNECTED,
 		   "after the peer process died: %s, expected BROKEN or DISCONNECTED",
-		   conf_ev_name(ev.type));
+		   rapt_event_name(ev.type));
 	conf_note(c, "peer death noticed after %lld ms", (long long)dt / 1000);
 	flushed_before(c, &s, 2);
 	EXPECT_STATE(s.ep, RAPT_EP_DISCONNECTED);

@@ -19,8 +19,8 @@ static bool state_is(struct conf_ctx *c, struct rapt_ep *ep, uint32_t want,
 
 	return conf_check(c, rc == 0 && st == want, file, line,
 			  "EP state is %s (rc %s), expected %s",
-			  conf_state_name(st), rapt_err_name(rc),
-			  conf_state_name(want));
+			  rapt_ep_state_name(st), rapt_err_name(rc),
+			  rapt_ep_state_name(want));
 }
 
 #define EXPECT_STATE(ep, want) state_is(c, (ep), (want), __FILE__, __LINE__)
@@ -174,7 +174,7 @@ static void lifecycle_active(struct conf_ctx *c)
 	EXPECT_MSG(st == RAPT_EP_DISCONNECT_PENDING ||
 		   st == RAPT_EP_DISCONNECTED,
 		   "after a graceful disconnect the EP is %s",
-		   conf_state_name(st));
+		   rapt_ep_state_name(st));
 	/* The two receives flush before DISCONNECTED. */
 	REQUIRE_DTO(s.recv_evd, RAPT_OP_RECV, RAPT_DTO_FLUSHED, 0, NULL);
 	REQUIRE_DTO(s.recv_evd, RAPT_OP_RECV, RAPT_DTO_FLUSHED, 1, NULL);
@@ -215,7 +215,7 @@ static void lifecycle_passive(struct conf_ctx *c)
 	conf_untrack(c, cr);
 	REQUIRE_OK(rapt_ep_get_state(s.ep, &st));
 	EXPECT_MSG(st == RAPT_EP_PASSIVE_PENDING || st == RAPT_EP_CONNECTED,
-		   "after rapt_cr_accept the EP is %s", conf_state_name(st));
+		   "after rapt_cr_accept the EP is %s", rapt_ep_state_name(st));
 	REQUIRE_EVENT(s.conn_evd, RAPT_EV_ESTABLISHED, &ev);
 	EXPECT_STATE(s.ep, RAPT_EP_CONNECTED);
 	TRY(conf_barrier(c, "up"));
@@ -557,7 +557,7 @@ static void free_pending_passive(struct conf_ctx *c)
 				   ev.type == RAPT_EV_DISCONNECTED ||
 				   ev.type == RAPT_EV_BROKEN,
 				   "accepting EP of a vanished requester got %s",
-				   conf_ev_name(ev.type));
+				   rapt_event_name(ev.type));
 	}
 	REQUIRE_OK(rapt_psp_query(l.psp, &pi, sizeof(pi)));
 	EXPECT_EQ(pi.pending_crs, 0);

@@ -157,8 +157,8 @@ static int already_queued(struct conf_ctx *c, struct rapt_evd *evd,
 
 	if (!EXPECT_MSG(rc == 0 && ev->type == type,
 			"%s was delivered before %s (%s)", first,
-			conf_ev_name(type),
-			rc ? "nothing queued" : conf_ev_name(ev->type)))
+			rapt_event_name(type),
+			rc ? "nothing queued" : rapt_event_name(ev->type)))
 		return -1;
 	return 0;
 }
@@ -294,7 +294,7 @@ static void flush_order(struct conf_ctx *c, bool abrupt)
 	for (i = 0; i < 4; i++) {
 		if (split)
 			TRY(already_queued(c, s.recv_evd, RAPT_EV_DTO,
-					   conf_ev_name(down.type), &ev));
+					   rapt_event_name(down.type), &ev));
 		else
 			REQUIRE(conf_wait(c, s.recv_evd,
 					  conf_tmo(c, CONF_TMO_MS), &ev) == 0);
@@ -302,7 +302,7 @@ static void flush_order(struct conf_ctx *c, bool abrupt)
 			   ev.u.dto.status == RAPT_DTO_FLUSHED &&
 			   ev.u.dto.cookie == i,
 			   "receive %u: %s, expected its FLUSHED completion", i,
-			   conf_ev_name(ev.type));
+			   rapt_event_name(ev.type));
 	}
 	if (!split)
 		REQUIRE(conf_wait(c, s.conn_evd, conf_tmo(c, CONF_TMO_MS),
@@ -310,7 +310,7 @@ static void flush_order(struct conf_ctx *c, bool abrupt)
 	EXPECT_MSG(down.type == RAPT_EV_DISCONNECTED ||
 		   (abrupt && down.type == RAPT_EV_BROKEN),
 		   "after the flushes: %s, expected DISCONNECTED%s",
-		   conf_ev_name(down.type), abrupt ? " or BROKEN" : "");
+		   rapt_event_name(down.type), abrupt ? " or BROKEN" : "");
 	EXPECT(down.u.conn.ep == s.ep);
 	EXPECT_EMPTY(s.conn_evd, 50);
 	EXPECT_EMPTY(s.recv_evd, 0);
@@ -395,7 +395,7 @@ static void closes_passive(struct conf_ctx *c)
 		REQUIRE_MSG(ev.type == RAPT_EV_ESTABLISHED,
 			    "round %u: the active side %s right after its ESTABLISHED and the passive side got %s instead of ESTABLISHED",
 			    r, r % 2 ? "freed its EP" : "disconnected",
-			    conf_ev_name(ev.type));
+			    rapt_event_name(ev.type));
 		if (r % 2 == 0)
 			REQUIRE_EVENT(s.conn_evd, RAPT_EV_DISCONNECTED, NULL);
 		else

@@ -93,7 +93,7 @@ static void *poller(void *arg)
 					RAPT_DTO_SUCCESS &&
 					t < MAX_EPS && i < a->per,
 					"unexpected completion: %s status %s cookie %#llx",
-					conf_ev_name(ev[k].type),
+					rapt_event_name(ev[k].type),
 					conf_dto_status_name(
 						ev[k].u.dto.status),
 					(unsigned long long)ev[k].u.dto.cookie))

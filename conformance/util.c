@@ -622,38 +622,6 @@ const char *conf_dto_status_name(uint32_t status)
 	return "?";
 }
 
-const char *conf_ev_name(uint32_t type)
-{
-	switch (type) {
-	case RAPT_EV_DTO: return "DTO";
-	case RAPT_EV_CR_ARRIVAL: return "CR_ARRIVAL";
-	case RAPT_EV_ESTABLISHED: return "ESTABLISHED";
-	case RAPT_EV_PEER_REJECTED: return "PEER_REJECTED";
-	case RAPT_EV_NON_PEER_REJECTED: return "NON_PEER_REJECTED";
-	case RAPT_EV_UNREACHABLE: return "UNREACHABLE";
-	case RAPT_EV_TIMED_OUT: return "TIMED_OUT";
-	case RAPT_EV_ACCEPT_ERROR: return "ACCEPT_ERROR";
-	case RAPT_EV_DISCONNECTED: return "DISCONNECTED";
-	case RAPT_EV_BROKEN: return "BROKEN";
-	case RAPT_EV_ASYNC_EVD_OVERFLOW: return "ASYNC_EVD_OVERFLOW";
-	case RAPT_EV_ASYNC_EP_BROKEN: return "ASYNC_EP_BROKEN";
-	case RAPT_EV_ASYNC_IA_CATASTROPHIC: return "ASYNC_IA_CATASTROPHIC";
-	case RAPT_EV_ASYNC_PROVIDER_ERROR: return "ASYNC_PROVIDER_ERROR";
-	case RAPT_EV_SOFTWARE: return "SOFTWARE";
-	}
-	return "?";
-}
-
-const char *conf_state_name(uint32_t state)
-{
-	static const char *const n[] = {
-		"?", "UNCONNECTED", "ACTIVE_PENDING", "PASSIVE_PENDING",
-		"CONNECTED", "DISCONNECT_PENDING", "DISCONNECTED",
-	};
-
-	return state < CONF_ARRAY_SIZE(n) ? n[state] : "?";
-}
-
 const char *conf_reason_name(uint32_t reason)
 {
 	static const char *const n[] = {
@@ -679,7 +647,7 @@ static void ev_describe(const struct rapt_event *ev, char *buf, size_t len)
 			 conf_reason_name(ev->u.conn.reason),
 			 ev->u.conn.prov_status);
 	else
-		snprintf(buf, len, "%s (%#x)", conf_ev_name(ev->type),
+		snprintf(buf, len, "%s (%#x)", rapt_event_name(ev->type),
 			 ev->type);
 }
 
@@ -719,7 +687,7 @@ int conf_expect_event(struct conf_ctx *c, struct rapt_evd *evd, uint32_t type,
 	char what[64], got[160];
 	int rc;
 
-	snprintf(what, sizeof(what), "%s", conf_ev_name(type));
+	snprintf(what, sizeof(what), "%s", rapt_event_name(type));
 	rc = conf_wait(c, evd, timeout_ms, &e);
 	if (rc == 1) {
 		consume_peer_end(c, what, file, line);
@@ -1018,7 +986,7 @@ int conf_wait_down(struct conf_ctx *c, struct conf_ep_set *s,
 	if (!EXPECT_MSG(e.type == RAPT_EV_DISCONNECTED ||
 			e.type == RAPT_EV_BROKEN,
 			"expected DISCONNECTED or BROKEN, got %s",
-			conf_ev_name(e.type)))
+			rapt_event_name(e.type)))
 		return -1;
 	if (ev)
 		*ev = e;

@@ -305,7 +305,7 @@ RAPT_API int rapt_cr_accept(struct rapt_cr *handle, struct rapt_ep *ep_handle,
 					    RAPT_EP_PASSIVE_PENDING)) {
 		cr_end(cr, RAPT_ESTATE, 0, "rapt_cr_accept");
 		ret = rapt__fail(RAPT_ESTATE, "rapt_cr_accept: EP is %s",
-				 rapt__ep_state_name(st));
+				 rapt_ep_state_name(st));
 		goto out;
 	}
 	/* Before the provider runs: its ESTABLISHED may come at once, and

@@ -30,7 +30,7 @@ static int __attribute__((noinline)) post_fail(struct rapt_ep *h,
 	if (!recv && atomic_load(&ep->state) != RAPT_EP_CONNECTED)
 		return rapt__fail(RAPT_ESTATE, "%s: EP is %s, not CONNECTED",
 				  what,
-				  rapt__ep_state_name(atomic_load(&ep->state)));
+				  rapt_ep_state_name(atomic_load(&ep->state)));
 	if (nsge > max)
 		return rapt__fail(RAPT_EINVAL, "%s: %u SGEs, the EP allows %u",
 				  what, nsge, max);

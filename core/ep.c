@@ -262,26 +262,10 @@ static int ep_transit(struct rapt_core_ep *ep, uint32_t from, uint32_t to)
 	return RAPT_ESTATE;
 }
 
-static const char *const state_names[] = {
-	[RAPT_EP_UNCONNECTED] = "UNCONNECTED",
-	[RAPT_EP_ACTIVE_PENDING] = "ACTIVE_PENDING",
-	[RAPT_EP_PASSIVE_PENDING] = "PASSIVE_PENDING",
-	[RAPT_EP_CONNECTED] = "CONNECTED",
-	[RAPT_EP_DISCONNECT_PENDING] = "DISCONNECT_PENDING",
-	[RAPT_EP_DISCONNECTED] = "DISCONNECTED",
-};
-
-const char *rapt__ep_state_name(uint32_t state)
-{
-	if (state < RAPT_ARRAY_SIZE(state_names) && state_names[state])
-		return state_names[state];
-	return "?";
-}
-
 static int ep_state_fail(struct rapt_core_ep *ep, const char *what)
 {
 	return rapt__fail(RAPT_ESTATE, "%s: EP is %s", what,
-			  rapt__ep_state_name(atomic_load(&ep->state)));
+			  rapt_ep_state_name(atomic_load(&ep->state)));
 }
 
 static int connect_check(struct rapt_core_ep *ep, const struct sockaddr *remote,

@@ -144,8 +144,9 @@ RAPT_SDK int rapt_prov_ep_event(struct rapt_core_ep *ep,
 	next = next_state(ce->type, s);
 	if (!next) {
 		pthread_mutex_unlock(&ep->lock);
-		rapt_err("provider reported event %#x on an EP in state %s; dropped",
-			 ce->type, rapt__ep_state_name(s));
+		rapt_err("provider reported event %s (%#x) on an EP in state %s; dropped",
+			 rapt_event_name(ce->type), ce->type,
+			 rapt_ep_state_name(s));
 		return RAPT_ESTATE;
 	}
 	if (disc)

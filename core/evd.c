@@ -42,10 +42,12 @@
 
 #include <errno.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -72,6 +74,8 @@ struct evd_waiter {
 	uint32_t state;			/* enum evd_wstate */
 	uint32_t nmore;			/* left queued after the grant */
 	struct rapt_event *event;	/* the caller's output */
+	bool polling;			/* the leader, in the provider or poll */
+	bool kicked;			/* wake_fd was written for it */
 };
 
 struct rapt_core_evd {
@@ -79,6 +83,7 @@ struct rapt_core_evd {
 	struct rapt_evd *handle;	/* obj.handle is cleared early */
 	const struct rapt_prov_ops *ops;
 	int (*progress)(void *pevd);	/* NULL: the provider has none */
+	int (*wait_done)(void *pevd);	/* NULL: progress instead */
 	uint32_t qlen;
 	uint32_t streams;
 
@@ -108,6 +113,16 @@ struct rapt_core_evd {
 	pthread_mutex_t lock;		/* guards the rest */
 	bool freeing;			/* rapt_evd_free() under way */
 	int efd;			/* eventfd, -1 until asked for */
+	/*
+	 * The provider's wait object (evd_wait_fd), asked for on first use.
+	 * With one, the first waiter in line (the leader) sleeps on it in
+	 * poll() next to wake_fd; cfd is then what rapt_evd_get_fd() gives,
+	 * an epoll set of efd and pfd.
+	 */
+	bool pfd_known;
+	int pfd;			/* -1: none, condition variables */
+	int wake_fd;			/* eventfd that wakes a polling leader */
+	int cfd;			/* the consumer's fd, -1 until asked for */
 	uint32_t nwaiters;		/* threads inside the blocking wait */
 	pthread_cond_t gone;		/* freeing: nwaiters reached 0 */
 };
@@ -302,8 +317,40 @@ static inline void ring_take(struct rapt_core_evd *evd,
 	*out = *ring_at(evd, evd->head++);
 }
 
+/* The waiter this thread leads for while it runs the provider's wait
+ * calls: a grant to it from its own thread needs no wakeup. */
+static __thread struct evd_waiter *tls_leading;
+
+/*
+ * Tell @w that its state changed or that it leads now (both locks held).
+ * A waiter sleeping on its condition variable is signalled; a leader in
+ * poll() is woken through wake_fd, once, unless this is its own thread.
+ */
+static void waiter_wake(struct rapt_core_evd *evd, struct evd_waiter *w)
+{
+	uint64_t one = 1;
+
+	if (!w->polling) {
+		pthread_cond_signal(&w->cond);
+		return;
+	}
+	if (w == tls_leading || w->kicked)
+		return;
+	w->kicked = true;
+	/* Cannot fail short of a counter overflow (one write per kick). */
+	if (write(evd->wake_fd, &one, sizeof(one)) != sizeof(one))
+		rapt_err("EVD %p: eventfd write failed: %m",
+			 (void *)evd->handle);
+}
+
+/*
+ * Take @w off the line (both locks held).  With a wait object the first
+ * waiter leads: if @w led, its successor is told to take over.
+ */
 static void waiter_unlink(struct rapt_core_evd *evd, struct evd_waiter *w)
 {
+	if (!w->prev && w->next && evd->pfd >= 0)
+		waiter_wake(evd, w->next);
 	if (w->prev)
 		w->prev->next = w->next;
 	else
@@ -333,7 +380,7 @@ static void evd_grant(struct rapt_core_evd *evd)
 		w->nmore = evd_count(evd);
 		w->state = EVD_W_GRANTED;
 		waiter_unlink(evd, w);
-		pthread_cond_signal(&w->cond);
+		waiter_wake(evd, w);
 	}
 }
 
@@ -497,8 +544,9 @@ static int evd_push_check(struct rapt_core_evd *evd,
 		return RAPT_EINVAL;
 	}
 	if (!(event_stream(ev->type) & evd->streams)) {
-		rapt_err("EVD %p (streams %#x) cannot carry event type %#x",
-			 (void *)evd->handle, evd->streams, ev->type);
+		rapt_err("EVD %p (streams %#x) cannot carry event %s (%#x)",
+			 (void *)evd->handle, evd->streams,
+			 rapt_event_name(ev->type), ev->type);
 		return RAPT_EINVAL;
 	}
 	return 0;
@@ -587,26 +635,44 @@ static void evd_destroy(struct rapt_core_evd *evd)
 {
 	if (evd->efd >= 0)
 		close(evd->efd);
+	if (evd->wake_fd >= 0)
+		close(evd->wake_fd);
+	if (evd->cfd >= 0)
+		close(evd->cfd);
 	pthread_cond_destroy(&evd->gone);
 	pthread_mutex_destroy(&evd->lock);
 	free(evd->ring);
 	free(evd);
 }
 
+/* Whether the provider's own table has the op at @off (not a stub). */
+static bool provider_has(const struct rapt_core_ia *ia, size_t off)
+{
+	const struct rapt_prov_ops *pops = ia->prov->desc->ops;
+	void (*fn)(void);
+
+	if (!pops || pops->size < off + sizeof(fn))
+		return false;
+	memcpy(&fn, (const char *)pops + off, sizeof(fn));
+	return fn != NULL;
+}
+
+#define PROVIDER_HAS(ia, op) \
+	provider_has((ia), offsetof(struct rapt_prov_ops, op))
+
 /*
  * The provider's own evd_progress op, or NULL when it has none (its table
  * lacks it and the core's stub would only say so), so that dequeue skips
- * the call.
+ * the call.  Likewise evd_wait_done.
  */
 static int (*provider_progress(const struct rapt_core_ia *ia))(void *)
 {
-	const struct rapt_prov_ops *pops = ia->prov->desc->ops;
-	size_t end = offsetof(struct rapt_prov_ops, evd_progress) +
-		     sizeof(pops->evd_progress);
+	return PROVIDER_HAS(ia, evd_progress) ? ia->ops->evd_progress : NULL;
+}
 
-	if (!pops || pops->size < end || !pops->evd_progress)
-		return NULL;
-	return ia->ops->evd_progress;
+static int (*provider_wait_done(const struct rapt_core_ia *ia))(void *)
+{
+	return PROVIDER_HAS(ia, evd_wait_done) ? ia->ops->evd_wait_done : NULL;
 }
 
 /* The ring's mask: one less than the least power of two above qlen. */
@@ -636,10 +702,14 @@ static struct rapt_core_evd *evd_alloc(const struct rapt_core_ia *ia,
 	}
 	evd->ops = ops;
 	evd->progress = provider_progress(ia);
+	evd->wait_done = provider_wait_done(ia);
 	evd->qlen = qlen;
 	evd->streams = streams;
 	evd->room = qlen;
 	evd->efd = -1;
+	evd->pfd = -1;
+	evd->wake_fd = -1;
+	evd->cfd = -1;
 	pthread_mutex_init(&evd->lock, NULL);
 	pthread_cond_init(&evd->gone, NULL);
 	return evd;
@@ -754,7 +824,7 @@ static void evd_cancel_waiters(struct rapt_core_evd *evd)
 	while ((w = evd->wfirst)) {
 		w->state = EVD_W_CANCELED;
 		waiter_unlink(evd, w);
-		pthread_cond_signal(&w->cond);
+		waiter_wake(evd, w);
 	}
 	evd_update_room(evd);
 	evd_runlock(evd);
@@ -948,32 +1018,140 @@ static void waiter_enqueue(struct rapt_core_evd *evd, struct evd_waiter *w)
 	evd_update_room(evd);
 }
 
+/* ------------------------------------------------------------------ */
+/* Wait objects                                                        */
+/* ------------------------------------------------------------------ */
+
 /*
- * Sleep until @w is granted an event, cancelled, or @deadline (NULL: no
- * deadline) passes.  Called and returns with evd->lock held (not rlock:
- * w->state changes only with both held).  A wakeup that brings none of
- * these gives a caller-driven provider a turn.
+ * Ask the provider for its wait object once (evd->lock held).  A provider
+ * without one, or without the trywait and progress ops that go with it,
+ * leaves pfd at -1: waiters then sleep on condition variables.
  */
-static int waiter_sleep(struct rapt_core_evd *evd, struct evd_waiter *w,
-			const struct timespec *deadline)
+static void evd_find_pfd(struct rapt_core_evd *evd)
+{
+	int fd = -1;
+
+	if (evd->pfd_known)
+		return;
+	evd->pfd_known = true;
+	if (!evd->progress || !PROVIDER_HAS(evd->obj.ia, evd_trywait) ||
+	    evd->ops->evd_wait_fd(evd->obj.prov, &fd) || fd < 0)
+		return;
+	evd->pfd = fd;
+}
+
+/* The eventfd that wakes a leader in poll(), made on first use (both
+ * locks held).  Without it waiters sleep on condition variables. */
+static void evd_make_wake_fd(struct rapt_core_evd *evd)
+{
+	if (evd->pfd < 0 || evd->wake_fd >= 0)
+		return;
+	evd->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (evd->wake_fd < 0) {
+		rapt_warn("EVD %p: eventfd() failed (%m): waiters sleep on condition variables",
+			  (void *)evd->handle);
+		evd->pfd = -1;
+	}
+}
+
+/* Remaining time to @deadline for ppoll(); false if it has passed. */
+static bool deadline_left(const struct timespec *deadline,
+			  struct timespec *left)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	left->tv_sec = deadline->tv_sec - now.tv_sec;
+	left->tv_nsec = deadline->tv_nsec - now.tv_nsec;
+	if (left->tv_nsec < 0) {
+		left->tv_sec--;
+		left->tv_nsec += 1000000000;
+	}
+	return left->tv_sec > 0 || (left->tv_sec == 0 && left->tv_nsec > 0);
+}
+
+/* Sleep in poll() on the provider's wait object and wake_fd. */
+static int evd_poll(struct rapt_core_evd *evd, const struct timespec *deadline)
+{
+	struct pollfd p[2] = {
+		{ .fd = evd->pfd, .events = POLLIN },
+		{ .fd = evd->wake_fd, .events = POLLIN },
+	};
+	struct timespec left;
+
+	if (deadline && !deadline_left(deadline, &left))
+		return RAPT_ETIMEDOUT;
+	if (ppoll(p, 2, deadline ? &left : NULL, NULL) < 0 && errno != EINTR)
+		rapt_err("EVD %p: ppoll: %m", (void *)evd->handle);
+	return 0;
+}
+
+/*
+ * The leader's turn (called and returns with both locks held): arm the
+ * provider's wait object, sleep on it, and let the provider turn what
+ * woke us into events, all in this thread.  Pushes meanwhile grant to
+ * us under the locks; one from another thread writes wake_fd.
+ */
+static int waiter_lead(struct rapt_core_evd *evd, struct evd_waiter *w,
+		       const struct timespec *deadline)
+{
+	void *pevd = evd->obj.prov;
+	int ret, rc = 0;
+
+	w->polling = true;
+	evd_unlock_all(evd);
+	tls_leading = w;
+	ret = evd->ops->evd_trywait(pevd, RAPT_PROV_WAIT_BLOCK);
+	if (!ret) {
+		rc = evd_poll(evd, deadline);
+		if (evd->wait_done)
+			evd->wait_done(pevd);
+		else
+			evd->progress(pevd);
+	} else {
+		/* Work is pending (RAPT_EAGAIN), or the provider failed to
+		 * arm, which it logs: look once more without sleeping. */
+		evd->progress(pevd);
+		if (deadline && !deadline_left(deadline, &(struct timespec){0}))
+			rc = RAPT_ETIMEDOUT;
+	}
+	tls_leading = NULL;
+	evd_lock_all(evd);
+	w->polling = false;
+	if (w->kicked) {
+		uint64_t v;
+
+		w->kicked = false;
+		if (read(evd->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			rapt_err("EVD %p: eventfd read failed: %m",
+				 (void *)evd->handle);
+	}
+	return rc;
+}
+
+/*
+ * A waiter behind the leader, or any waiter of a provider without a wait
+ * object: sleep on the condition variable (called and returns with both
+ * locks held).  Without a wait object, a wakeup that brings nothing gives
+ * a caller-driven provider a turn.
+ */
+static int waiter_follow(struct rapt_core_evd *evd, struct evd_waiter *w,
+			 const struct timespec *deadline)
 {
 	int rc;
 
-	while (w->state == EVD_W_WAITING) {
-		if (deadline)
-			rc = pthread_cond_timedwait(&w->cond, &evd->lock,
-						    deadline);
-		else
-			rc = pthread_cond_wait(&w->cond, &evd->lock);
-		if (w->state != EVD_W_WAITING)
-			break;
-		if (rc == ETIMEDOUT)
-			return RAPT_ETIMEDOUT;
+	evd_runlock(evd);
+	if (deadline)
+		rc = pthread_cond_timedwait(&w->cond, &evd->lock, deadline);
+	else
+		rc = pthread_cond_wait(&w->cond, &evd->lock);
+	if (w->state == EVD_W_WAITING && rc != ETIMEDOUT && evd->pfd < 0) {
 		pthread_mutex_unlock(&evd->lock);
 		evd_progress(evd);
 		pthread_mutex_lock(&evd->lock);
 	}
-	return w->state == EVD_W_GRANTED ? 0 : RAPT_ECANCELED;
+	evd_rlock(evd);
+	return rc == ETIMEDOUT ? RAPT_ETIMEDOUT : 0;
 }
 
 /* Block for an event; called and returns with both locks held. */
@@ -981,29 +1159,51 @@ static int evd_block(struct rapt_core_evd *evd, int64_t timeout_us,
 		     uint32_t threshold, struct rapt_event *event,
 		     uint32_t *nmore)
 {
+	const struct timespec *dl = NULL;
 	struct timespec deadline;
 	struct evd_waiter w;
-	int ret;
+	int rc = 0, ret;
 
-	if (timeout_us != RAPT_TIMEOUT_INFINITE)
+	if (timeout_us != RAPT_TIMEOUT_INFINITE) {
 		deadline_after(&deadline, timeout_us);
+		dl = &deadline;
+	}
+	evd_find_pfd(evd);
+	evd_make_wake_fd(evd);
 	waiter_init(&w, threshold, event);
 	waiter_enqueue(evd, &w);
-	evd_runlock(evd);
-	ret = waiter_sleep(evd, &w,
-			   timeout_us == RAPT_TIMEOUT_INFINITE ? NULL
-							       : &deadline);
-	evd_rlock(evd);
+	while (w.state == EVD_W_WAITING && !rc) {
+		if (evd->pfd >= 0 && evd->wfirst == &w)
+			rc = waiter_lead(evd, &w, dl);
+		else
+			rc = waiter_follow(evd, &w, dl);
+	}
 	if (w.state == EVD_W_WAITING) {
 		waiter_unlink(evd, &w);
 		evd_update_room(evd);
 	}
+	ret = w.state == EVD_W_GRANTED ? 0 :
+	      w.state == EVD_W_CANCELED ? RAPT_ECANCELED : RAPT_ETIMEDOUT;
 	if (--evd->nwaiters == 0 && evd->freeing)
 		pthread_cond_signal(&evd->gone);
 	pthread_cond_destroy(&w.cond);
 	if (!ret)
 		*nmore = w.nmore;
 	return ret;
+}
+
+/* Take the oldest event if @threshold are queued (both locks held).
+ * Return: 0, RAPT_EAGAIN (too few), RAPT_ECANCELED (being freed). */
+static int evd_take(struct rapt_core_evd *evd, uint32_t threshold,
+		    struct rapt_event *event, uint32_t *more)
+{
+	if (rapt_unlikely(evd->freeing))
+		return RAPT_ECANCELED;
+	if (evd_count(evd) < threshold)
+		return RAPT_EAGAIN;
+	ring_take(evd, event);
+	*more = evd_count(evd);
+	return 0;
 }
 
 static int evd_wait_check(struct rapt_core_evd *evd, int64_t timeout_us,
@@ -1052,18 +1252,23 @@ RAPT_API int rapt_evd_wait(struct rapt_evd *handle, int64_t timeout_us,
 	ret = evd_wait_check(evd, timeout_us, threshold, event);
 	if (ret)
 		return ret;
-	evd_progress(evd);
 	evd_lock_all(evd);
-	if (rapt_unlikely(evd->freeing)) {
-		ret = RAPT_ECANCELED;
-	} else if (evd_count(evd) >= threshold) {
-		ring_take(evd, event);
-		more = evd_count(evd);
-	} else if (!timeout_us) {
-		ret = RAPT_ETIMEDOUT;
-	} else {
-		ret = evd_block(evd, timeout_us, threshold, event, &more);
+	ret = evd_take(evd, threshold, event, &more);
+	if (ret == RAPT_EAGAIN) {
+		evd_find_pfd(evd);
+		/* A caller-driven provider gets a look first.  With a wait
+		 * object the sleep looks: a ready object ends it at once. */
+		if (evd->progress && (evd->pfd < 0 || !timeout_us)) {
+			evd_unlock_all(evd);
+			evd_progress(evd);
+			evd_lock_all(evd);
+			ret = evd_take(evd, threshold, event, &more);
+		}
 	}
+	if (ret == RAPT_EAGAIN)
+		ret = timeout_us ? evd_block(evd, timeout_us, threshold, event,
+					     &more)
+				 : RAPT_ETIMEDOUT;
 	evd_unlock_all(evd);
 	if (!ret && nmore)
 		*nmore = more;
@@ -1086,6 +1291,39 @@ static int evd_make_fd(struct rapt_core_evd *evd)
 	return 0;
 }
 
+/*
+ * The consumer's fd (evd->lock held): the eventfd, or for a provider with
+ * a wait object an epoll set of the eventfd and that object, so that the
+ * consumer's own poll wakes for the provider's descriptors directly.
+ */
+static int evd_make_cfd(struct rapt_core_evd *evd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int ret, fd;
+
+	ret = evd_make_fd(evd);
+	if (ret)
+		return ret;
+	evd_find_pfd(evd);
+	if (evd->pfd < 0 || evd->cfd >= 0)
+		return 0;
+	fd = epoll_create1(EPOLL_CLOEXEC);
+	if (fd < 0)
+		return rapt__fail(errno == ENOMEM ? RAPT_ENOMEM : RAPT_EIO,
+				  "EVD: epoll_create1() failed: %s",
+				  strerror(errno));
+	if (epoll_ctl(fd, EPOLL_CTL_ADD, evd->efd, &ev) ||
+	    epoll_ctl(fd, EPOLL_CTL_ADD, evd->pfd, &ev)) {
+		ret = rapt__fail(errno == ENOMEM ? RAPT_ENOMEM : RAPT_EIO,
+				 "EVD: epoll_ctl() failed: %s",
+				 strerror(errno));
+		close(fd);
+		return ret;
+	}
+	evd->cfd = fd;
+	return 0;
+}
+
 static int evd_fd_check(struct rapt_core_evd *evd, const char *fn)
 {
 	if (!(evd->obj.ia->attr.caps & RAPT_CAP_EVD_FD))
@@ -1096,9 +1334,12 @@ static int evd_fd_check(struct rapt_core_evd *evd, const char *fn)
 }
 
 /**
- * rapt_evd_get_fd - the EVD's eventfd, created on first use
+ * rapt_evd_get_fd - the EVD's file descriptor, created on first use
  * @handle: the EVD
  * @fd: output; owned by rapt, closed by rapt_evd_free()
+ *
+ * An eventfd, or, when the provider has wait objects, an epoll set of
+ * that eventfd and the provider's descriptors (docs/evd-semantics.md).
  *
  * Return: 0, RAPT_ENOTSUP (no RAPT_CAP_EVD_FD), RAPT_EINVAL,
  * RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_ENOMEM, RAPT_EIO.
@@ -1119,11 +1360,22 @@ RAPT_API int rapt_evd_get_fd(struct rapt_evd *handle, int *fd)
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&evd->lock);
-	ret = evd_make_fd(evd);
+	ret = evd_make_cfd(evd);
 	if (!ret)
-		*fd = evd->efd;
+		*fd = evd->cfd >= 0 ? evd->cfd : evd->efd;
 	pthread_mutex_unlock(&evd->lock);
 	return ret;
+}
+
+/* rapt_evd_arm's second half: arm the provider's wait objects. */
+static int evd_arm_provider(struct rapt_core_evd *evd)
+{
+	int ret = evd->ops->evd_trywait(evd->obj.prov, RAPT_PROV_WAIT_FD);
+
+	if (!ret || ret == RAPT_EAGAIN)
+		return ret;
+	return rapt__fail(ret, "rapt_evd_arm: the provider could not arm its wait objects: %s",
+			  rapt_strerror(ret));
 }
 
 /* Consume a pending wakeup; called with evd->lock held. */
@@ -1142,15 +1394,18 @@ static void evd_drain_fd(struct rapt_core_evd *evd)
  * @handle: the EVD
  *
  * Drains the fd, then arms it unless events are already queued.  The next
- * push writes the fd and disarms it.
+ * push writes the fd and disarms it.  With a provider that has wait
+ * objects, also arms them (evd_trywait); work already pending there
+ * counts as queued events.
  *
- * Return: 0 (armed), RAPT_EAGAIN (events queued), RAPT_ENOTSUP,
- * RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_ENOMEM, RAPT_EIO.
+ * Return: 0 (armed), RAPT_EAGAIN (events queued or pending: dequeue, then
+ * arm again), RAPT_ENOTSUP, RAPT_EBADHANDLE, RAPT_EHANDLETYPE,
+ * RAPT_ENOMEM, RAPT_EIO, or the provider's status.
  */
 RAPT_API int rapt_evd_arm(struct rapt_evd *handle)
 {
 	struct rapt_core_evd *evd;
-	int ret;
+	int ret, pfd = -1;
 
 	evd = evd_fast(handle);
 	if (rapt_unlikely(!evd))
@@ -1158,11 +1413,17 @@ RAPT_API int rapt_evd_arm(struct rapt_evd *handle)
 	ret = evd_fd_check(evd, "rapt_evd_arm");
 	if (ret)
 		return ret;
-	evd_progress(evd);
 	pthread_mutex_lock(&evd->lock);
-	ret = evd_make_fd(evd);
+	ret = evd_make_cfd(evd);
 	if (ret)
 		goto out;
+	/* A caller-driven provider gets a look first; one with wait objects
+	 * needs none (a ready object makes the fd readable at once). */
+	if (evd->pfd < 0 && evd->progress) {
+		pthread_mutex_unlock(&evd->lock);
+		evd_progress(evd);
+		pthread_mutex_lock(&evd->lock);
+	}
 	evd_drain_fd(evd);
 	evd_rlock(evd);
 	if (evd_count(evd)) {
@@ -1173,8 +1434,14 @@ RAPT_API int rapt_evd_arm(struct rapt_evd *handle)
 	}
 	evd_update_room(evd);
 	evd_runlock(evd);
+	pfd = evd->pfd;
 out:
 	pthread_mutex_unlock(&evd->lock);
+	/* Armed first, so that a push from now on writes the eventfd; then
+	 * the provider's objects, so that what it has not pushed yet makes
+	 * them readable. */
+	if (!ret && pfd >= 0)
+		ret = evd_arm_provider(evd);
 	return ret;
 }
 

@@ -163,7 +163,8 @@ RAPT_SDK void rapt_prov_async_event(struct rapt_core_ia *ia, uint32_t type,
 		rapt_prov_evd_push(evd, &ev);
 	pthread_mutex_unlock(&ia->lock);
 	if (!evd) {
-		rapt_err("IA %s: async event %#x (status %d) and no async EVD",
-			 ia->attr.name, type, prov_status);
+		rapt_err("IA %s: async event %s (%#x, status %d) and no async EVD",
+			 ia->attr.name, rapt_event_name(type), type,
+			 prov_status);
 	}
 }

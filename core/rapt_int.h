@@ -289,8 +289,6 @@ struct rapt_core_ep {
 	struct sockaddr_storage remote_addr;
 };
 
-const char *rapt__ep_state_name(uint32_t state);
-
 struct rapt_core_psp {
 	struct rapt_obj obj;		/* must stay first */
 	struct rapt_core_evd *cr_evd;

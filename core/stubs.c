@@ -156,6 +156,22 @@ static int stub_cr_reject(void *pcr, const void *pdata, size_t pdata_len)
 	return RAPT_ENOTSUP;
 }
 
+/* No wait object: the core sleeps on condition variables. */
+static int stub_evd_wait_fd(void *pevd, int *fd)
+{
+	return RAPT_ENOTSUP;
+}
+
+static int stub_evd_trywait(void *pevd, uint32_t how)
+{
+	return RAPT_ENOTSUP;
+}
+
+static int stub_evd_wait_done(void *pevd)
+{
+	return 0;
+}
+
 /* Every op of struct rapt_prov_ops, in order. */
 #define RAPT_OPS_LIST(X)						\
 	X(ia_open) X(ia_close) X(ia_query)				\
@@ -166,7 +182,8 @@ static int stub_cr_reject(void *pcr, const void *pdata, size_t pdata_len)
 	X(ep_disconnect)						\
 	X(post_recv) X(post_send) X(post_write) X(post_read)		\
 	X(psp_create) X(psp_free)					\
-	X(cr_accept) X(cr_reject)
+	X(cr_accept) X(cr_reject)					\
+	X(evd_wait_fd) X(evd_trywait) X(evd_wait_done)
 
 #define STUB_INIT(op) .op = stub_##op,
 static const struct rapt_prov_ops stub_ops = {

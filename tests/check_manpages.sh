@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# Every global symbol of the RAPT_1.0 stanza of api/librapt.map must have a
-# man page docs/man/<symbol>.3.md whose NAME and SYNOPSIS sections name it.
+# Every global symbol of the consumer stanzas (RAPT_1.0, RAPT_1.1, ...) of
+# api/librapt.map must have a man page docs/man/<symbol>.3.md whose NAME
+# and SYNOPSIS sections name it.  The RAPT_PROVIDER_<N> stanzas are the
+# provider SDK, documented in rapt_provider(7).
 #
 # Finds the source tree through $srcdir (exported by automake's test
 # harness, also under make distcheck) or, run by hand, through the
@@ -21,14 +23,15 @@ if ! test -f "$map"; then
 	exit 99
 fi
 
-# The global: names between "RAPT_1.0 {" and the stanza's "local:" or "}".
-symbols=$(sed -n '/^RAPT_1\.0[[:space:]]*{/,/}/p' "$map" |
+# The global: names between each "RAPT_1.<n> {" and its stanza's "local:"
+# or "}".
+symbols=$(sed -n '/^RAPT_1\.[0-9][0-9]*[[:space:]]*{/,/}/p' "$map" |
 	sed -n '/global:/,/local:/p' |
 	sed -e 's,/\*.*\*/,,g' -e 's/[[:space:]]//g' |
 	grep -E '^[A-Za-z_][A-Za-z0-9_]*;$' | tr -d ';')
 
 if test -z "$symbols"; then
-	echo "check_manpages: no symbols found in the RAPT_1.0 stanza of $map" >&2
+	echo "check_manpages: no symbols in the RAPT_1.x stanzas of $map" >&2
 	exit 99
 fi
 

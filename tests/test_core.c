@@ -166,6 +166,84 @@ static void test_strerror(void)
 	}
 }
 
+/*
+ * The expected names are written out here, not generated from the X-macro
+ * lists, so a wrong entry in RAPT_EVENT_TYPE_MAP or RAPT_EP_STATE_MAP
+ * fails; the counts make a new enumerator without a row here fail too.
+ */
+static const struct {
+	uint32_t value;
+	const char *name;
+} event_names[] = {
+	{ 0x0001, "DTO" },
+	{ 0x0101, "CR_ARRIVAL" },
+	{ 0x0201, "ESTABLISHED" },
+	{ 0x0202, "PEER_REJECTED" },
+	{ 0x0203, "NON_PEER_REJECTED" },
+	{ 0x0204, "UNREACHABLE" },
+	{ 0x0205, "TIMED_OUT" },
+	{ 0x0206, "ACCEPT_ERROR" },
+	{ 0x0207, "DISCONNECTED" },
+	{ 0x0208, "BROKEN" },
+	{ 0x0401, "ASYNC_EVD_OVERFLOW" },
+	{ 0x0402, "ASYNC_EP_BROKEN" },
+	{ 0x0403, "ASYNC_IA_CATASTROPHIC" },
+	{ 0x0404, "ASYNC_PROVIDER_ERROR" },
+	{ 0x0801, "SOFTWARE" },
+}, ep_state_names[] = {
+	{ 1, "UNCONNECTED" },
+	{ 2, "ACTIVE_PENDING" },
+	{ 3, "PASSIVE_PENDING" },
+	{ 4, "CONNECTED" },
+	{ 5, "DISCONNECT_PENDING" },
+	{ 6, "DISCONNECTED" },
+};
+
+#define COUNT_ONE(name, val) + 1
+
+static void test_event_names(void)
+{
+	static const uint32_t unknown[] = {
+		0, 0x0002, 0x0100, 0x0209, 0x0405, 0x0800, 0xffffffff,
+	};
+	size_t i;
+
+	CU_ASSERT_EQUAL(sizeof(event_names) / sizeof(event_names[0]),
+			0 RAPT_EVENT_TYPE_MAP(COUNT_ONE));
+	for (i = 0; i < sizeof(event_names) / sizeof(event_names[0]); i++)
+		CU_ASSERT_STRING_EQUAL(rapt_event_name(event_names[i].value),
+				       event_names[i].name);
+	/* the enumerators themselves, as a consumer spells them */
+	CU_ASSERT_EQUAL(RAPT_EV_ESTABLISHED, 0x0201);
+	CU_ASSERT_STRING_EQUAL(rapt_event_name(RAPT_EV_SOFTWARE), "SOFTWARE");
+	for (i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++)
+		CU_ASSERT_STRING_EQUAL(rapt_event_name(unknown[i]), "UNKNOWN");
+}
+
+static void test_ep_state_names(void)
+{
+	static const uint32_t unknown[] = { 0, 7, 0x0201, 0xffffffff };
+	size_t i;
+
+	CU_ASSERT_EQUAL(sizeof(ep_state_names) / sizeof(ep_state_names[0]),
+			0 RAPT_EP_STATE_MAP(COUNT_ONE));
+	for (i = 0; i < sizeof(ep_state_names) / sizeof(ep_state_names[0]); i++)
+		CU_ASSERT_STRING_EQUAL(
+			rapt_ep_state_name(ep_state_names[i].value),
+			ep_state_names[i].name);
+	/* every state rapt_ep_get_state() can report has a name */
+#define STATE_NAMED(name, val)						\
+	CU_ASSERT_STRING_NOT_EQUAL(rapt_ep_state_name(RAPT_EP_##name),	\
+				   "UNKNOWN");
+	RAPT_EP_STATE_MAP(STATE_NAMED)
+#undef STATE_NAMED
+	CU_ASSERT_STRING_EQUAL(rapt_ep_state_name(RAPT_EP_DISCONNECT_PENDING),
+			       "DISCONNECT_PENDING");
+	for (i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++)
+		CU_ASSERT_STRING_EQUAL(rapt_ep_state_name(unknown[i]),
+				       "UNKNOWN");
+}
+
 static void test_pdata_framing(void)
 {
 	uint8_t buf[64], data[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
@@ -838,6 +916,8 @@ static const struct {
 	CU_TestFunc fn;
 } tests[] = {
 	{ "strerror and names", test_strerror },
+	{ "event type names", test_event_names },
+	{ "EP state names", test_ep_state_names },
 	{ "private-data framing", test_pdata_framing },
 	{ "handles: NULL, stale, wrong type", test_handles },
 	{ "busy rules of parents", test_busy_rules },

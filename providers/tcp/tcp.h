@@ -86,6 +86,7 @@ struct tcp_ia {
 	struct tcp_stag_table *stags;	/* tcp_mem.c */
 	bool crc_request;		/* ask peers for CRC32c */
 	uint32_t nep;
+	_Atomic uint32_t nparked;	/* EPs parked (tcp_cm.c) */
 };
 
 /* A PZ: only its address matters.  An STag serves an EP only if both
@@ -109,6 +110,9 @@ struct tcp_evd {
 	_Atomic uint64_t poll_last_ns;	/* last evd_progress call */
 	_Atomic uint64_t spin_until_ns;	/* a consumer spins on it till then */
 	_Atomic uint32_t nattached;	/* neps */
+	/* The consumer armed the EVD's fd: its next evd_progress runs an
+	 * engine pass for whatever woke it (tcp_prov.c). */
+	_Atomic bool fd_armed;
 };
 
 int tcp_evd_attach(struct tcp_evd *evd, struct tcp_ep *ep);
@@ -302,6 +306,8 @@ void tcp_cm_progress(struct tcp_ep *ep);
  * to spin on an EVD of @ep: the engine stops waking for @ep's data until
  * the spinning stops (the engine looks every millisecond). */
 void tcp_cm_park(struct tcp_ep *ep);
+/* With ep->lock: a consumer is about to sleep: watch EPOLLIN again. */
+void tcp_cm_unpark(struct tcp_ep *ep);
 static inline bool tcp_ep_handshaking(const struct tcp_ep *ep)
 {
 	return ep->state == TCP_EP_CONNECTING ||

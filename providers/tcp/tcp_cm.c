@@ -482,12 +482,25 @@ static void cm_event(struct tcp_ep *ep, uint32_t type, uint32_t reason,
 	rapt_prov_ep_event(ep->cep, &ce);
 }
 
+/* With ep->lock: the one place ep->parked changes; the IA counts them so
+ * that a consumer about to sleep knows whether to look (tcp_prov.c). */
+static void cm_set_parked(struct tcp_ep *ep, bool parked)
+{
+	if (ep->parked == parked)
+		return;
+	ep->parked = parked;
+	if (parked)
+		atomic_fetch_add(&ep->ia->nparked, 1);
+	else
+		atomic_fetch_sub(&ep->ia->nparked, 1);
+}
+
 /* Take the socket off the engine and close it (RST if @abort). */
 static void cm_close(struct tcp_ep *ep, bool abort)
 {
 	rapt_timer_cancel(ep->ia->eng, &ep->timer);
 	rapt_timer_cancel(ep->ia->eng, &ep->park);
-	ep->parked = false;
+	cm_set_parked(ep, false);
 	free(ep->cm->hs);
 	ep->cm->hs = NULL;
 	cm_part_free(&ep->cm->part);
@@ -858,7 +871,7 @@ static void ep_park(struct tcp_ep *ep)
 	if (rapt_engine_mod(ep->ia->eng, &ep->io,
 			    ep->io.events & ~(uint32_t)EPOLLIN))
 		return;		/* stay level-triggered on EPOLLIN */
-	ep->parked = true;
+	cm_set_parked(ep, true);
 	rapt_timer_arm(ep->ia->eng, &ep->park, CM_PARK_NS);
 }
 
@@ -868,7 +881,7 @@ static void ep_unpark(struct tcp_ep *ep)
 {
 	int ret;
 
-	ep->parked = false;
+	cm_set_parked(ep, false);
 	ret = rapt_engine_mod(ep->ia->eng, &ep->io, ep->io.events | EPOLLIN);
 	if (ret)
 		tcp_cm_fail(ep, ret);
@@ -886,6 +899,21 @@ void tcp_cm_park(struct tcp_ep *ep)
 	if (cm_open(ep) && !ep->freeing && !ep->parked &&
 	    (ep->io.events & EPOLLIN) && tcp_rx_seasoned(ep))
 		ep_park(ep);
+}
+
+/**
+ * tcp_cm_unpark - a consumer of @ep's EVD is about to sleep on the engine
+ * @ep: the EP, locked
+ *
+ * Its sleep must wake for @ep's data, so the engine watches EPOLLIN again
+ * now rather than at the next park check.
+ */
+void tcp_cm_unpark(struct tcp_ep *ep)
+{
+	if (ep->parked && cm_open(ep) && !ep->freeing) {
+		rapt_timer_cancel(ep->ia->eng, &ep->park);
+		ep_unpark(ep);
+	}
 }
 
 static void ep_park_check(struct rapt_timer *t)

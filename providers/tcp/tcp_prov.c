@@ -449,12 +449,17 @@ static int tcp_evd_progress(void *pevd)
 	struct tcp_evd *evd = pevd;
 	struct tcp_ep *ep;
 	uint32_t i, n, own = 0;
-	bool spin, drive, yield;
+	bool spin, drive, yield, fdwake;
 
 	if (!evd)
 		return 0;
 	pthread_mutex_lock(&evd->lock);
 	spin = evd_note_poll(evd);
+	/* Woken through the EVD's fd: whatever made the engine's set
+	 * readable is handled here (below), or the consumer's poll would
+	 * keep waking for it. */
+	fdwake = atomic_load_explicit(&evd->fd_armed, memory_order_relaxed) &&
+		 atomic_exchange(&evd->fd_armed, false);
 	n = evd->neps < TCP_EVD_PROGRESS_EPS ? evd->neps :
 	    TCP_EVD_PROGRESS_EPS;
 	for (i = 0; i < n; i++) {
@@ -480,7 +485,8 @@ static int tcp_evd_progress(void *pevd)
 	 * handshakes, closes and timers, with no thread switch.  One that
 	 * moves data drives only now and then: that keeps a syscall off its
 	 * round trip.  (The tick is the EVD's: counted under its lock.) */
-	drive = spin && (!own || !(++evd->drive_tick & TCP_DRIVE_EVERY_MASK));
+	drive = (fdwake && !own) ||
+		(spin && (!own || !(++evd->drive_tick & TCP_DRIVE_EVERY_MASK)));
 	/* Spinning on no data path (a CR, a handshake, both of which need
 	 * the peer's): now and then let the peer have this CPU, should it
 	 * share it, rather than after a time slice. */
@@ -490,6 +496,106 @@ static int tcp_evd_progress(void *pevd)
 		rapt_engine_drive(evd->ia->eng);
 	if (yield)
 		sched_yield();
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Wait objects: a blocked consumer sleeps on the engine's epoll set    */
+/* ------------------------------------------------------------------ */
+
+static int tcp_evd_wait_fd(void *pevd, int *fd)
+{
+	struct tcp_evd *evd = pevd;
+
+	if (!evd)
+		return RAPT_ENOTSUP;
+	*fd = rapt_engine_fd(evd->ia->eng);
+	return 0;
+}
+
+/*
+ * The consumer stops spinning on @evd: its EPs must wake the sleep, so
+ * none may stay parked (the engine would not watch their data).
+ */
+static void evd_unspin(struct tcp_evd *evd)
+{
+	struct tcp_ep *ep;
+	uint32_t i;
+
+	pthread_mutex_lock(&evd->lock);
+	evd->poll_streak = 0;
+	atomic_store_explicit(&evd->spin_until_ns, 0, memory_order_relaxed);
+	if (atomic_load(&evd->ia->nparked)) {
+		for (i = 0; i < evd->neps; i++) {
+			ep = evd->eps[i];
+			pthread_mutex_lock(&ep->lock);
+			tcp_cm_unpark(ep);
+			pthread_mutex_unlock(&ep->lock);
+		}
+	}
+	pthread_mutex_unlock(&evd->lock);
+}
+
+/*
+ * Nothing to arm: the engine's epoll set is level-triggered, so whatever
+ * is ready when the consumer sleeps wakes it at once, and events pushed
+ * meanwhile wake it through the core.
+ */
+static int tcp_evd_trywait(void *pevd, uint32_t how)
+{
+	struct tcp_evd *evd = pevd;
+
+	evd_unspin(evd);
+	if (how == RAPT_PROV_WAIT_BLOCK) {
+		rapt_engine_sleep_begin(evd->ia->eng);
+	} else {
+		/* No call tells when the consumer's own poll ends: the
+		 * engine thread stands aside for a while, as for a
+		 * busy-polling consumer, and then takes over again. */
+		atomic_store(&evd->fd_armed, true);
+		rapt_engine_lease(evd->ia->eng);
+	}
+	return 0;
+}
+
+/* With few EPs on the EVD, whatever woke the sleeper is most likely their
+ * data: read it straight away, and run an engine pass (an epoll_wait()
+ * more) only if it was something else. */
+#define TCP_WAKE_OWN_EPS	2
+
+/* Run the receive path of @evd's EPs: whether any of them read data. */
+static bool evd_rx_own(struct tcp_evd *evd)
+{
+	struct tcp_ep *ep;
+	bool got = false;
+	uint32_t i;
+	int n;
+
+	pthread_mutex_lock(&evd->lock);
+	for (i = 0; i < evd->neps; i++) {
+		ep = evd->eps[i];
+		if (ep_skip_idle(ep) || pthread_mutex_trylock(&ep->lock))
+			continue;
+		if (ep_moves_data(ep)) {
+			n = tcp_rx_progress(ep);
+			ep_note_idle(ep, n);
+			got |= n > 0;
+		}
+		pthread_mutex_unlock(&ep->lock);
+	}
+	pthread_mutex_unlock(&evd->lock);
+	return got;
+}
+
+static int tcp_evd_wait_done(void *pevd)
+{
+	struct tcp_evd *evd = pevd;
+	struct rapt_engine *eng = evd->ia->eng;
+
+	rapt_engine_sleep_end(eng);
+	if (atomic_load_explicit(&evd->nattached, memory_order_relaxed) >
+	    TCP_WAKE_OWN_EPS || !evd_rx_own(evd))
+		rapt_engine_drive(eng);
 	return 0;
 }
 
@@ -532,6 +638,9 @@ static const struct rapt_prov_ops tcp_ops = {
 	.psp_free = tcp_psp_free,
 	.cr_accept = tcp_cr_accept,
 	.cr_reject = tcp_cr_reject,
+	.evd_wait_fd = tcp_evd_wait_fd,
+	.evd_trywait = tcp_evd_trywait,
+	.evd_wait_done = tcp_evd_wait_done,
 };
 
 static const struct rapt_provider tcp_provider = {

@@ -88,6 +88,7 @@ struct rapt_engine {
 	bool stop;
 	struct rapt_io evio;		/* the eventfd's registration */
 	_Atomic uint64_t drive_ns;	/* last pass a consumer drove */
+	_Atomic uint32_t sleepers;	/* consumers asleep on epfd */
 	_Atomic uint64_t aside_until_ns; /* the aside thread looks by then */
 	/* The batch being dispatched (under run). */
 	struct epoll_event *batch;
@@ -555,6 +556,32 @@ void rapt_engine_drive(struct rapt_engine *eng)
 	run_exit(eng, saved);
 }
 
+/* rapt_engine_fd - kernel-doc in <rapt/provider_util.h> */
+int rapt_engine_fd(struct rapt_engine *eng)
+{
+	return eng->epfd;
+}
+
+/* rapt_engine_sleep_begin - kernel-doc in <rapt/provider_util.h> */
+void rapt_engine_sleep_begin(struct rapt_engine *eng)
+{
+	atomic_fetch_add_explicit(&eng->sleepers, 1, memory_order_relaxed);
+}
+
+/* rapt_engine_lease - kernel-doc in <rapt/provider_util.h> */
+void rapt_engine_lease(struct rapt_engine *eng)
+{
+	atomic_store_explicit(&eng->drive_ns, rapt_now_ns(),
+			      memory_order_relaxed);
+}
+
+/* rapt_engine_sleep_end - kernel-doc in <rapt/provider_util.h> */
+void rapt_engine_sleep_end(struct rapt_engine *eng)
+{
+	rapt_engine_lease(eng);
+	atomic_fetch_sub_explicit(&eng->sleepers, 1, memory_order_relaxed);
+}
+
 /**
  * rapt_engine_call - run @fn(@arg) between two passes of the engine
  * @eng: the engine
@@ -591,9 +618,11 @@ static bool engine_stopping(struct rapt_engine *eng)
 	return stop;
 }
 
+/* A consumer drives the passes: it busy-polls, or sleeps on epfd. */
 static bool engine_driven(struct rapt_engine *eng)
 {
-	return rapt_now_ns() - atomic_load_explicit(&eng->drive_ns,
+	return atomic_load_explicit(&eng->sleepers, memory_order_relaxed) ||
+	       rapt_now_ns() - atomic_load_explicit(&eng->drive_ns,
 						    memory_order_relaxed) <
 	       ENGINE_DRIVE_IDLE_NS;
 }

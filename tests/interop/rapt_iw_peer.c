@@ -72,39 +72,22 @@ static uint8_t buf[BUF_LEN];
 			     rapt_last_error());			\
 	} while (0)
 
-static const char *event_name(uint32_t type)
-{
-	switch (type) {
-	case RAPT_EV_DTO: return "DTO";
-	case RAPT_EV_CR_ARRIVAL: return "CR_ARRIVAL";
-	case RAPT_EV_ESTABLISHED: return "ESTABLISHED";
-	case RAPT_EV_PEER_REJECTED: return "PEER_REJECTED";
-	case RAPT_EV_NON_PEER_REJECTED: return "NON_PEER_REJECTED";
-	case RAPT_EV_UNREACHABLE: return "UNREACHABLE";
-	case RAPT_EV_TIMED_OUT: return "TIMED_OUT";
-	case RAPT_EV_ACCEPT_ERROR: return "ACCEPT_ERROR";
-	case RAPT_EV_DISCONNECTED: return "DISCONNECTED";
-	case RAPT_EV_BROKEN: return "BROKEN";
-	default: return "other";
-	}
-}
-
 static void expect_event(struct rapt_evd *evd, uint32_t want,
 			 struct rapt_event *ev, const char *what)
 {
 	int ret = rapt_evd_wait(evd, STEP_TIMEOUT_US, 1, ev, NULL);
 
 	if (ret)
-		fail("%s: waiting for %s: %s", what, event_name(want),
+		fail("%s: waiting for %s: %s", what, rapt_event_name(want),
 		     rapt_err_name(ret));
 	if (ev->type == want)
 		return;
 	if (ev->type == RAPT_EV_DTO)
 		fail("%s: expected %s, got a DTO (op %u status %u prov %d)",
-		     what, event_name(want), ev->u.dto.op, ev->u.dto.status,
-		     ev->u.dto.prov_status);
+		     what, rapt_event_name(want), ev->u.dto.op,
+		     ev->u.dto.status, ev->u.dto.prov_status);
 	fail("%s: expected %s, got %s (%#x; reason %u, prov_status %d)",
-	     what, event_name(want), event_name(ev->type), ev->type,
+	     what, rapt_event_name(want), rapt_event_name(ev->type), ev->type,
 	     ev->u.conn.reason, ev->u.conn.prov_status);
 }
 

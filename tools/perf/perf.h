@@ -207,7 +207,6 @@ struct perf_side {
 /* perf_common.c */
 uint64_t perf_now_ns(void);
 bool perf_can_merge(const struct rapt_ia_attr *a, uint32_t want);
-const char *perf_ev_name(uint32_t type);
 const char *perf_reason_name(uint32_t reason);
 int perf_fail(int ret, const char *what);
 int perf_side_open(struct perf_side *s, const struct perf_opts *o,

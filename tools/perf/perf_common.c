@@ -373,25 +373,6 @@ int perf_wait_any(struct perf_side *s, struct rapt_event *ev,
 /* Control channel                                                     */
 /* ------------------------------------------------------------------ */
 
-const char *perf_ev_name(uint32_t type)
-{
-	switch (type) {
-	case RAPT_EV_DTO: return "DTO";
-	case RAPT_EV_CR_ARRIVAL: return "CR_ARRIVAL";
-	case RAPT_EV_ESTABLISHED: return "ESTABLISHED";
-	case RAPT_EV_PEER_REJECTED: return "PEER_REJECTED";
-	case RAPT_EV_NON_PEER_REJECTED: return "NON_PEER_REJECTED";
-	case RAPT_EV_UNREACHABLE: return "UNREACHABLE";
-	case RAPT_EV_TIMED_OUT: return "TIMED_OUT";
-	case RAPT_EV_ACCEPT_ERROR: return "ACCEPT_ERROR";
-	case RAPT_EV_DISCONNECTED: return "DISCONNECTED";
-	case RAPT_EV_BROKEN: return "BROKEN";
-	case RAPT_EV_ASYNC_EVD_OVERFLOW: return "ASYNC_EVD_OVERFLOW";
-	case RAPT_EV_ASYNC_EP_BROKEN: return "ASYNC_EP_BROKEN";
-	}
-	return "event";
-}
-
 const char *perf_reason_name(uint32_t reason)
 {
 	static const char *const names[] = {
@@ -418,7 +399,7 @@ int perf_dto_ok(const struct rapt_event *ev, const char *what)
 {
 	if (ev->type != RAPT_EV_DTO) {
 		fprintf(stderr, "rapt_perf: %s: unexpected %s event\n", what,
-			perf_ev_name(ev->type));
+			rapt_event_name(ev->type));
 		return RAPT_EPROTO;
 	}
 	if (ev->u.dto.status == RAPT_DTO_SUCCESS)
@@ -507,7 +488,7 @@ bool perf_ctl_event(struct perf_side *s, const struct rapt_event *ev,
 	if ((ev->type == RAPT_EV_DISCONNECTED || ev->type == RAPT_EV_BROKEN) &&
 	    is_session_ep(s, ev->u.conn.ep)) {
 		fprintf(stderr, "rapt_perf: the peer's connection ended (%s)\n",
-			perf_ev_name(ev->type));
+			rapt_event_name(ev->type));
 		*err = RAPT_ENOTCONN;
 		return true;
 	}
@@ -568,7 +549,7 @@ static int ctl_make_room(struct perf_side *s)
 		if (!perf_ctl_event(s, &ev, &err)) {
 			fprintf(stderr, "rapt_perf: unexpected %s event while "
 				"waiting for a control send\n",
-				perf_ev_name(ev.type));
+				rapt_event_name(ev.type));
 			return RAPT_EPROTO;
 		}
 		if (err)
@@ -640,7 +621,7 @@ int perf_ctl_recv(struct perf_side *s, uint32_t op, struct perf_ctl *out)
 		if (!perf_ctl_event(s, &ev, &err)) {
 			fprintf(stderr, "rapt_perf: unexpected %s event while "
 				"waiting for a control message\n",
-				perf_ev_name(ev.type));
+				rapt_event_name(ev.type));
 			return RAPT_EPROTO;
 		}
 		if (err)
@@ -688,8 +669,8 @@ int perf_conn_wait(struct perf_side *s, struct rapt_ep *ep, uint32_t type,
 		    ev->u.dto.status == RAPT_DTO_FLUSHED)
 			continue;
 		fprintf(stderr, "rapt_perf: unexpected %s event while "
-			"waiting for %s\n", perf_ev_name(ev->type),
-			perf_ev_name(type));
+			"waiting for %s\n", rapt_event_name(ev->type),
+			rapt_event_name(type));
 		return RAPT_EPROTO;
 	}
 }

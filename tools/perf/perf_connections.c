@@ -170,7 +170,7 @@ static int wait_conn(struct perf_side *s, struct mset *m,
 		return perf_fail(ret, "waiting for a connection event");
 	if (ev->type >> 8 != RAPT_EV_ESTABLISHED >> 8) {
 		fprintf(stderr, "rapt_perf: unexpected %s event\n",
-			perf_ev_name(ev->type));
+			rapt_event_name(ev->type));
 		return RAPT_EPROTO;
 	}
 	return 0;
@@ -191,9 +191,9 @@ static int expect_conn(struct perf_side *s, struct mset *m,
 	while (!ret && ep && ev->u.conn.ep != ep);
 	if (!ret && ev->type != type) {
 		fprintf(stderr, "rapt_perf: %s (reason %s, provider status "
-			"%d), expected %s\n", perf_ev_name(ev->type),
+			"%d), expected %s\n", rapt_event_name(ev->type),
 			perf_reason_name(ev->u.conn.reason),
-			ev->u.conn.prov_status, perf_ev_name(type));
+			ev->u.conn.prov_status, rapt_event_name(type));
 		ret = RAPT_ECONNREFUSED;
 	}
 	return ret;
@@ -364,7 +364,7 @@ static int on_connect_event(struct perf_side *s, struct mset *m,
 		return start_connect(s, m, i, i, ss);
 	}
 	fprintf(stderr, "rapt_perf: connection %llu: %s, reason %s\n",
-		(unsigned long long)i, perf_ev_name(ev->type),
+		(unsigned long long)i, rapt_event_name(ev->type),
 		perf_reason_name(ev->u.conn.reason));
 	return RAPT_ECONNREFUSED;
 }

@@ -246,7 +246,7 @@ static int server_accept(struct perf_side *s)
 			data_up = true;
 		} else {
 			fprintf(stderr, "rapt_perf: %s event while accepting "
-				"the client\n", perf_ev_name(ev.type));
+				"the client\n", rapt_event_name(ev.type));
 			ret = RAPT_EPROTO;
 		}
 		if (ret)
@@ -348,7 +348,7 @@ static void explain(const struct perf_side *s, const struct rapt_event *ev)
 		return;
 	}
 	fprintf(stderr, "rapt_perf: connecting failed: %s",
-		perf_ev_name(ev->type));
+		rapt_event_name(ev->type));
 	if (ev->type == RAPT_EV_NON_PEER_REJECTED)
 		fprintf(stderr, " (%s)", perf_reason_name(ev->u.conn.reason));
 	if (ev->u.conn.prov_status)

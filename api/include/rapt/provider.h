@@ -163,7 +163,49 @@ struct rapt_prov_ops {
 	int (*cr_accept)(void *pcr, void *pep, const void *pdata,
 			 size_t pdata_len);
 	int (*cr_reject)(void *pcr, const void *pdata, size_t pdata_len);
+
+	/*
+	 * Wait objects.  A provider whose events come out of file
+	 * descriptors (sockets, a verbs completion channel, an rdma_cm event
+	 * channel) lets a blocked consumer sleep on them in its own thread,
+	 * so that nothing of the provider's runs between the wakeup and the
+	 * consumer: docs/provider-guide.md, "Wait objects".  The core uses
+	 * them only if evd_wait_fd, evd_trywait and evd_progress are all
+	 * provided; otherwise a blocked consumer sleeps on a condition
+	 * variable that rapt_prov_evd_push() signals, as before.
+	 *
+	 * evd_wait_fd: a descriptor that becomes readable (POLLIN, level-
+	 * triggered) when something may have happened for the EVD.  Asked
+	 * for once, the first time a consumer waits or asks for the EVD's
+	 * fd; the core only polls it (and adds it to an epoll set) and never
+	 * reads or closes it.  It must stay open until evd_free returns.
+	 * Several EVDs may share one (tcp: the IA's epoll set).
+	 *
+	 * evd_trywait: the caller is about to sleep on that descriptor.  Arm
+	 * what needs arming (ibv_req_notify_cq), then return 0 if everything
+	 * pending will make the descriptor readable, or RAPT_EAGAIN if work
+	 * is already pending that it may not report: the core then calls
+	 * evd_progress and looks at the EVD again instead of sleeping.
+	 * @how is RAPT_PROV_WAIT_BLOCK (rapt_evd_wait sleeps now and calls
+	 * evd_wait_done when it wakes, whatever woke it) or
+	 * RAPT_PROV_WAIT_FD (rapt_evd_arm: the consumer sleeps in its own
+	 * poll/epoll on the EVD's fd; no evd_wait_done follows, and its next
+	 * dequeue or wait runs evd_progress, which must then handle what made
+	 * the descriptor readable).
+	 *
+	 * evd_wait_done: a RAPT_PROV_WAIT_BLOCK sleep ended.  Handle what the
+	 * descriptor reported, in the caller's thread, and push the events
+	 * it yields (of any EVD).  Optional: without it the core calls
+	 * evd_progress instead.
+	 */
+	int (*evd_wait_fd)(void *pevd, int *fd);
+	int (*evd_trywait)(void *pevd, uint32_t how);
+	int (*evd_wait_done)(void *pevd);
 };
+
+/* evd_trywait's @how. */
+#define RAPT_PROV_WAIT_BLOCK	1u	/* rapt_evd_wait sleeps now */
+#define RAPT_PROV_WAIT_FD	2u	/* the consumer polls the EVD's fd */
 
 /**
  * struct rapt_provider - what rapt_provider_entry() returns

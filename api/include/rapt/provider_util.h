@@ -368,6 +368,50 @@ void rapt_engine_call(struct rapt_engine *eng, void (*fn)(void *),
 void rapt_engine_drive(struct rapt_engine *eng);
 
 /**
+ * rapt_engine_fd - the descriptor a consumer's thread may sleep on
+ * @eng: the engine
+ *
+ * The epoll set itself: readable (level-triggered) while a registration
+ * or the engine's eventfd is ready.  For a provider's evd_wait_fd op.
+ *
+ * Return: the fd; the engine owns it.
+ */
+int rapt_engine_fd(struct rapt_engine *eng);
+
+/**
+ * rapt_engine_sleep_begin - a consumer is about to sleep on rapt_engine_fd()
+ * @eng: the engine
+ *
+ * While any consumer does, the engine thread stands aside as it does for
+ * a busy-polling one: the sleeper runs the pass for whatever woke it
+ * (after rapt_engine_sleep_end()), so the event reaches it with no thread
+ * switch.  The thread still runs timers and deferred work, and takes over
+ * again once no consumer sleeps or drives.
+ */
+void rapt_engine_sleep_begin(struct rapt_engine *eng);
+
+/**
+ * rapt_engine_sleep_end - the sleep rapt_engine_sleep_begin() announced ended
+ * @eng: the engine
+ *
+ * The caller then handles what woke it: the data of its own objects, or a
+ * pass (rapt_engine_drive()).  Counts as driving, so the engine thread
+ * stays aside between two sleeps of a consumer.
+ */
+void rapt_engine_sleep_end(struct rapt_engine *eng);
+
+/**
+ * rapt_engine_lease - a consumer will run the passes for a while
+ * @eng: the engine
+ *
+ * For a consumer that sleeps in its own poll() on rapt_engine_fd() (an
+ * armed EVD fd): the engine thread stands aside for 500 us, as after a
+ * pass the consumer drove, and takes over if the consumer has not come
+ * back by then.
+ */
+void rapt_engine_lease(struct rapt_engine *eng);
+
+/**
  * rapt_engine_retire - free an object once no batch can name its @io
  * @eng: the engine
  * @r: the object's retire node

@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define RAPT_API_VERSION_MAJOR 1
-#define RAPT_API_VERSION_MINOR 0
+#define RAPT_API_VERSION_MINOR 1
 
 /* Opaque handles: incomplete types, never dereferenced. */
 struct rapt_ia;
@@ -411,27 +411,38 @@ RAPT_API int rapt_lmr_free(struct rapt_lmr *lmr);
 /* Events and EVD                                                      */
 /* ------------------------------------------------------------------ */
 
-/** enum rapt_event_type - event numbers */
+/*
+ * The event types, XX(name, value): RAPT_EV_<name> = value.  The enum and
+ * rapt_event_name() are both generated from this list.  The values are
+ * ABI: append only, never renumber.  The high byte names the stream
+ * (RAPT_EVD_*) that carries the event.
+ */
+#define RAPT_EVENT_TYPE_MAP(XX)						\
+	XX(DTO,			0x0001)	/* stream RAPT_EVD_DTO */	\
+									\
+	XX(CR_ARRIVAL,		0x0101)	/* stream RAPT_EVD_CR */	\
+									\
+	XX(ESTABLISHED,		0x0201)	/* stream RAPT_EVD_CONNECTION */ \
+	XX(PEER_REJECTED,	0x0202)					\
+	XX(NON_PEER_REJECTED,	0x0203)					\
+	XX(UNREACHABLE,		0x0204)					\
+	XX(TIMED_OUT,		0x0205)					\
+	XX(ACCEPT_ERROR,	0x0206)					\
+	XX(DISCONNECTED,	0x0207)					\
+	XX(BROKEN,		0x0208)					\
+									\
+	XX(ASYNC_EVD_OVERFLOW,	0x0401)	/* stream RAPT_EVD_ASYNC */	\
+	XX(ASYNC_EP_BROKEN,	0x0402)					\
+	XX(ASYNC_IA_CATASTROPHIC, 0x0403)				\
+	XX(ASYNC_PROVIDER_ERROR, 0x0404)				\
+									\
+	XX(SOFTWARE,		0x0801)	/* stream RAPT_EVD_SOFTWARE */
+
+/** enum rapt_event_type - event numbers (RAPT_EV_DTO, ...: see above) */
 enum rapt_event_type {
-	RAPT_EV_DTO = 0x0001,			/* stream RAPT_EVD_DTO */
-
-	RAPT_EV_CR_ARRIVAL = 0x0101,		/* stream RAPT_EVD_CR */
-
-	RAPT_EV_ESTABLISHED = 0x0201,		/* stream RAPT_EVD_CONNECTION */
-	RAPT_EV_PEER_REJECTED = 0x0202,
-	RAPT_EV_NON_PEER_REJECTED = 0x0203,
-	RAPT_EV_UNREACHABLE = 0x0204,
-	RAPT_EV_TIMED_OUT = 0x0205,
-	RAPT_EV_ACCEPT_ERROR = 0x0206,
-	RAPT_EV_DISCONNECTED = 0x0207,
-	RAPT_EV_BROKEN = 0x0208,
-
-	RAPT_EV_ASYNC_EVD_OVERFLOW = 0x0401,	/* stream RAPT_EVD_ASYNC */
-	RAPT_EV_ASYNC_EP_BROKEN = 0x0402,
-	RAPT_EV_ASYNC_IA_CATASTROPHIC = 0x0403,
-	RAPT_EV_ASYNC_PROVIDER_ERROR = 0x0404,
-
-	RAPT_EV_SOFTWARE = 0x0801,		/* stream RAPT_EVD_SOFTWARE */
+#define RAPT__EV_ENUM(name, val) RAPT_EV_##name = (val),
+	RAPT_EVENT_TYPE_MAP(RAPT__EV_ENUM)
+#undef RAPT__EV_ENUM
 };
 
 /** enum rapt_dto_op - the operation a DTO completion is for */
@@ -567,6 +578,19 @@ struct rapt_event {
 };
 
 /**
+ * rapt_event_name - the name of an event type ("ESTABLISHED")
+ * @type: an event type, as in rapt_event.type
+ *
+ * The name is the enumerator's without its RAPT_EV_ prefix: "DTO",
+ * "CR_ARRIVAL", "ESTABLISHED", "ASYNC_EVD_OVERFLOW", ...  For logs and
+ * test output.  Since API 1.1.
+ *
+ * Return: a static string; "UNKNOWN" for a value that is not an event
+ * type; never NULL.
+ */
+RAPT_API const char *rapt_event_name(uint32_t type);
+
+/**
  * rapt_evd_create - create an event dispatcher
  * @ia: the IA
  * @qlen: how many events it must hold, at least 1
@@ -700,14 +724,24 @@ RAPT_API int rapt_evd_query(struct rapt_evd *evd, struct rapt_evd_info *info,
 /* EP                                                                  */
 /* ------------------------------------------------------------------ */
 
-/** enum rapt_ep_state - an EP's connection state */
+/*
+ * The EP states, XX(name, value): RAPT_EP_<name> = value.  The enum and
+ * rapt_ep_state_name() are both generated from this list.  The values are
+ * ABI: append only, never renumber.
+ */
+#define RAPT_EP_STATE_MAP(XX)						\
+	XX(UNCONNECTED,		1)	/* new; receives may be posted */ \
+	XX(ACTIVE_PENDING,	2)	/* connect called */		\
+	XX(PASSIVE_PENDING,	3)	/* cr_accept called */		\
+	XX(CONNECTED,		4)	/* ESTABLISHED delivered */	\
+	XX(DISCONNECT_PENDING,	5)	/* graceful disconnect under way */ \
+	XX(DISCONNECTED,	6)	/* final; the EP can only be freed */
+
+/** enum rapt_ep_state - an EP's connection state (RAPT_EP_UNCONNECTED, ...) */
 enum rapt_ep_state {
-	RAPT_EP_UNCONNECTED = 1,	/* new; receives may be posted */
-	RAPT_EP_ACTIVE_PENDING,		/* connect called */
-	RAPT_EP_PASSIVE_PENDING,	/* cr_accept called */
-	RAPT_EP_CONNECTED,		/* ESTABLISHED delivered */
-	RAPT_EP_DISCONNECT_PENDING,	/* graceful disconnect under way */
-	RAPT_EP_DISCONNECTED,		/* final; the EP can only be freed */
+#define RAPT__EP_STATE_ENUM(name, val) RAPT_EP_##name = (val),
+	RAPT_EP_STATE_MAP(RAPT__EP_STATE_ENUM)
+#undef RAPT__EP_STATE_ENUM
 };
 
 /* struct rapt_ep_attr.flags */
@@ -859,6 +893,19 @@ RAPT_API int rapt_ep_query(struct rapt_ep *ep, struct rapt_ep_info *info,
  * Return: 0, RAPT_EBADHANDLE.
  */
 RAPT_API int rapt_ep_get_state(struct rapt_ep *ep, enum rapt_ep_state *state);
+
+/**
+ * rapt_ep_state_name - the name of an EP state ("CONNECTED")
+ * @state: an EP state, as from rapt_ep_get_state() or in rapt_ep_info.state
+ *
+ * The name is the enumerator's without its RAPT_EP_ prefix:
+ * "UNCONNECTED", "ACTIVE_PENDING", ..., "DISCONNECTED".  For logs and test
+ * output.  Since API 1.1.
+ *
+ * Return: a static string; "UNKNOWN" for a value that is not an EP state;
+ * never NULL.
+ */
+RAPT_API const char *rapt_ep_state_name(uint32_t state);
 
 /**
  * rapt_ep_modify - change an EP's attributes

@@ -1,0 +1,466 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Blocking waits on the provider's own wait objects (core/evd.c, the
+ * evd_wait_fd / evd_trywait / evd_wait_done ops), driven through the public
+ * API on the "wait" fixture provider (tests/waitprov/), which has no thread
+ * of its own: an event reaches the EVD only in a thread that sleeps on the
+ * provider's doorbell, armed, and then lets the provider run.
+ *
+ * Waits for another thread to reach a state poll a condition with a
+ * deadline; nothing here sleeps for a fixed time to let something happen.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <CUnit/Basic.h>
+
+#include <rapt/provider.h>
+
+#include "waitprov/wait_prov.h"
+
+#define WAIT_S		10		/* bound on every wait that must end */
+#define NEVENTS		20000		/* the many-waiters case */
+#define NWAITERS	4
+
+static struct rapt_ia *ia;
+static wait_prov_inject_fn inject;
+static wait_prov_stats_fn stats;
+
+#define CHECK_RC(expr, want)						\
+	do {								\
+		int rc_ = (expr);					\
+		if (rc_ != (want))					\
+			printf("\n%s:%d: %s returned %s (%s), want %s\n", \
+			       __FILE__, __LINE__, #expr,		\
+			       rapt_err_name(rc_), rapt_last_error(),	\
+			       rapt_err_name(want));			\
+		CU_ASSERT_EQUAL(rc_, (want));				\
+	} while (0)
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static struct wait_prov_stats st_of(struct rapt_evd *evd)
+{
+	struct wait_prov_stats st = { 0 };
+
+	CU_ASSERT_EQUAL(stats(evd, &st), 0);
+	return st;
+}
+
+/* Poll until @n threads sleep on @evd's doorbell; false after WAIT_S. */
+static bool until_sleeping(struct rapt_evd *evd, int n)
+{
+	uint64_t end = now_ms() + WAIT_S * 1000;
+
+	while (now_ms() < end) {
+		if (st_of(evd).sleeping == n)
+			return true;
+		sched_yield();
+	}
+	return false;
+}
+
+/* Poll until @n threads are inside rapt_evd_wait() on @evd. */
+static bool until_waiters(struct rapt_evd *evd, uint32_t n)
+{
+	uint64_t end = now_ms() + WAIT_S * 1000;
+	struct rapt_evd_info info;
+
+	while (now_ms() < end) {
+		if (!rapt_evd_query(evd, &info, sizeof(info)) &&
+		    info.waiters == n)
+			return true;
+		sched_yield();
+	}
+	return false;
+}
+
+static struct rapt_evd *new_evd(unsigned int qlen, unsigned int streams)
+{
+	struct rapt_evd *evd = NULL;
+
+	CHECK_RC(rapt_evd_create(ia, qlen, streams, &evd), 0);
+	return evd;
+}
+
+/* ------------------------------------------------------------------ */
+/* A waiter thread                                                     */
+/* ------------------------------------------------------------------ */
+
+struct waiter {
+	pthread_t thread;
+	struct rapt_evd *evd;
+	int64_t timeout_us;
+	int ret;
+	struct rapt_event ev;
+};
+
+static void *waiter_main(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->ret = rapt_evd_wait(w->evd, w->timeout_us, 1, &w->ev, NULL);
+	return NULL;
+}
+
+static void waiter_start(struct waiter *w, struct rapt_evd *evd,
+			 int64_t timeout_us)
+{
+	memset(w, 0, sizeof(*w));
+	w->evd = evd;
+	w->timeout_us = timeout_us;
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&w->thread, NULL, waiter_main, w),
+			      0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Cases                                                               */
+/* ------------------------------------------------------------------ */
+
+/* The waiter sleeps on the doorbell and pushes the event itself. */
+static void test_sleeps_on_wait_object(void)
+{
+	struct rapt_evd *evd = new_evd(64, RAPT_EVD_DTO);
+	struct wait_prov_stats st;
+	struct waiter w;
+
+	waiter_start(&w, evd, WAIT_S * 1000000ll);
+	CU_ASSERT_TRUE(until_sleeping(evd, 1));
+	CHECK_RC(inject(evd, 1), 0);
+	pthread_join(w.thread, NULL);
+	CHECK_RC(w.ret, 0);
+	CU_ASSERT_EQUAL(w.ev.type, RAPT_EV_DTO);
+	CU_ASSERT_EQUAL(w.ev.u.dto.cookie, 0);
+	st = st_of(evd);
+	/* No thread but the waiter's moved the event into the EVD. */
+	CU_ASSERT_TRUE(pthread_equal(st.last_pusher, w.thread));
+	CU_ASSERT_EQUAL(st.rings, 1);
+	CU_ASSERT_EQUAL(st.sleeping, 0);
+	CU_ASSERT_EQUAL(st.wait_done, st.trywait_block - st.trywait_eagain);
+	CHECK_RC(rapt_evd_free(evd), 0);
+}
+
+/* Work pending before the wait (nothing rang): trywait says so, and the
+ * wait returns it without sleeping. */
+static void test_pending_before_wait(void)
+{
+	struct rapt_evd *evd = new_evd(64, RAPT_EVD_DTO);
+	struct wait_prov_stats st;
+	struct rapt_event ev;
+
+	CHECK_RC(inject(evd, 1), 0);
+	CU_ASSERT_EQUAL(st_of(evd).rings, 0);
+	CHECK_RC(rapt_evd_wait(evd, WAIT_S * 1000000ll, 1, &ev, NULL), 0);
+	CU_ASSERT_EQUAL(ev.u.dto.cookie, 0);
+	st = st_of(evd);
+	CU_ASSERT_EQUAL(st.trywait_eagain, 1);
+	CU_ASSERT_EQUAL(st.wait_done, 0);
+	CHECK_RC(rapt_evd_free(evd), 0);
+}
+
+/* A zero timeout still lets the provider look. */
+static void test_zero_timeout_polls(void)
+{
+	struct rapt_evd *evd = new_evd(64, RAPT_EVD_DTO);
+	struct rapt_event ev;
+
+	CHECK_RC(rapt_evd_wait(evd, 0, 1, &ev, NULL), RAPT_ETIMEDOUT);
+	CHECK_RC(inject(evd, 1), 0);
+	CHECK_RC(rapt_evd_wait(evd, 0, 1, &ev, NULL), 0);
+	CU_ASSERT_EQUAL(ev.u.dto.cookie, 0);
+	CU_ASSERT_EQUAL(st_of(evd).trywait_block, 0);
+	CHECK_RC(rapt_evd_free(evd), 0);
+}
+
+/* A timeout ends the sleep; every trywait is paired with a wait_done. */
+static void test_timeout(void)
+{
+	struct rapt_evd *evd = new_evd(64, RAPT_EVD_DTO);
+	struct wait_prov_stats st;
+	struct rapt_event ev;
+	uint64_t t0 = now_ms();
+
+	CHECK_RC(rapt_evd_wait(evd, 20000, 1, &ev, NULL), RAPT_ETIMEDOUT);
+	CU_ASSERT_TRUE(now_ms() - t0 >= 20);
+	st = st_of(evd);
+	CU_ASSERT_TRUE(st.trywait_block >= 1);
+	CU_ASSERT_EQUAL(st.wait_done, st.trywait_block);
+	CU_ASSERT_EQUAL(st.sleeping, 0);
+	CHECK_RC(rapt_evd_free(evd), 0);
+}
+
+/* The second waiter in line takes over the doorbell when the first one
+ * leaves with its event; without the hand-over it would sleep on its
+ * condition variable and never see the second event. */
+static void test_leader_hand_over(void)
+{
+	struct rapt_evd *evd = new_evd(64, RAPT_EVD_DTO);
+	struct waiter a, b;
+
+	waiter_start(&a, evd, WAIT_S * 1000000ll);
+	CU_ASSERT_TRUE(until_sleeping(evd, 1));
+	waiter_start(&b, evd, WAIT_S * 1000000ll);
+	CU_ASSERT_TRUE(until_waiters(evd, 2));
+	/* Only the first in line sleeps on the doorbell. */
+	CU_ASSERT_EQUAL(st_of(evd).sleeping, 1);
+	CHECK_RC(inject(evd, 1), 0);
+	pthread_join(a.thread, NULL);
+	CHECK_RC(a.ret, 0);
+	CU_ASSERT_EQUAL(a.ev.u.dto.cookie, 0);
+	CU_ASSERT_TRUE(until_sleeping(evd, 1));
+	CHECK_RC(inject(evd, 1), 0);
+	pthread_join(b.thread, NULL);
+	CHECK_RC(b.ret, 0);
+	CU_ASSERT_EQUAL(b.ev.u.dto.cookie, 1);
+	CHECK_RC(rapt_evd_free(evd), 0);
+}
+
+/* The leader times out: the next waiter must lead from then on. */
+static void test_leader_times_out(void)
+{
+	struct rapt_evd *evd = new_evd(64, RAPT_EVD_DTO);
+	struct waiter a, b;
+
+	waiter_start(&a, evd, 50000);
+	CU_ASSERT_TRUE(until_sleeping(evd, 1));
+	waiter_start(&b, evd, WAIT_S * 1000000ll);
+	pthread_join(a.thread, NULL);
+	CHECK_RC(a.ret, RAPT_ETIMEDOUT);
+	CU_ASSERT_TRUE(until_sleeping(evd, 1));
+	CHECK_RC(inject(evd, 1), 0);
+	pthread_join(b.thread, NULL);
+	CHECK_RC(b.ret, 0);
+	CHECK_RC(rapt_evd_free(evd), 0);
+}
+
+/* Freeing the EVD wakes a leader asleep on the doorbell. */
+static void test_free_cancels_leader(void)
+{
+	struct rapt_evd *evd = new_evd(64, RAPT_EVD_DTO);
+	struct waiter a, b;
+
+	waiter_start(&a, evd, RAPT_TIMEOUT_INFINITE);
+	CU_ASSERT_TRUE(until_sleeping(evd, 1));
+	waiter_start(&b, evd, RAPT_TIMEOUT_INFINITE);
+	CU_ASSERT_TRUE(until_waiters(evd, 2));
+	CHECK_RC(rapt_evd_free(evd), 0);
+	pthread_join(a.thread, NULL);
+	pthread_join(b.thread, NULL);
+	CHECK_RC(a.ret, RAPT_ECANCELED);
+	CHECK_RC(b.ret, RAPT_ECANCELED);
+}
+
+/* A software event posted by another thread wakes the leader (the core's
+ * own wakeup, not the provider's doorbell). */
+static void test_push_from_elsewhere_wakes_leader(void)
+{
+	struct rapt_evd *evd = new_evd(64, RAPT_EVD_DTO | RAPT_EVD_SOFTWARE);
+	struct waiter w;
+
+	waiter_start(&w, evd, WAIT_S * 1000000ll);
+	CU_ASSERT_TRUE(until_sleeping(evd, 1));
+	CHECK_RC(rapt_evd_post_software(evd, (void *)0x5a), 0);
+	pthread_join(w.thread, NULL);
+	CHECK_RC(w.ret, 0);
+	CU_ASSERT_EQUAL(w.ev.type, RAPT_EV_SOFTWARE);
+	CU_ASSERT_PTR_EQUAL(w.ev.u.sw.pointer, (void *)0x5a);
+	CU_ASSERT_EQUAL(st_of(evd).rings, 0);
+	CHECK_RC(rapt_evd_free(evd), 0);
+}
+
+/* Several waiters, events injected in bursts from another thread: every
+ * event is delivered exactly once. */
+struct many {
+	struct rapt_evd *evd;
+	_Atomic uint32_t taken;
+	_Atomic uint8_t seen[NEVENTS];
+	_Atomic uint32_t dup;
+	_Atomic uint32_t errors;
+};
+
+static void *many_waiter(void *arg)
+{
+	struct many *m = arg;
+	uint64_t end = now_ms() + 60000;
+	struct rapt_event ev;
+	int ret;
+
+	while (atomic_load(&m->taken) < NEVENTS && now_ms() < end) {
+		ret = rapt_evd_wait(m->evd, 100000, 1, &ev, NULL);
+		if (ret == RAPT_ETIMEDOUT)
+			continue;
+		if (ret || ev.u.dto.cookie >= NEVENTS) {
+			atomic_fetch_add(&m->errors, 1);
+			break;
+		}
+		if (atomic_fetch_add(&m->seen[ev.u.dto.cookie], 1))
+			atomic_fetch_add(&m->dup, 1);
+		atomic_fetch_add(&m->taken, 1);
+	}
+	return NULL;
+}
+
+static void test_many_waiters(void)
+{
+	static struct many m;
+	pthread_t t[NWAITERS];
+	uint32_t sent = 0, n, i, missing = 0;
+	uint64_t end;
+
+	memset(&m, 0, sizeof(m));
+	m.evd = new_evd(256, RAPT_EVD_DTO);
+	for (i = 0; i < NWAITERS; i++)
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&t[i], NULL, many_waiter,
+						     &m), 0);
+	srand(7);
+	while (sent < NEVENTS) {
+		n = 1 + (uint32_t)rand() % 7;
+		if (n > NEVENTS - sent)
+			n = NEVENTS - sent;
+		/* Stay within qlen: the EVD would count a loss. */
+		end = now_ms() + WAIT_S * 1000;
+		while (sent - atomic_load(&m.taken) + n > 200 &&
+		       now_ms() < end)
+			sched_yield();
+		CHECK_RC(inject(m.evd, n), 0);
+		sent += n;
+		if (!(sent % 64))
+			sched_yield();
+	}
+	for (i = 0; i < NWAITERS; i++)
+		pthread_join(t[i], NULL);
+	for (i = 0; i < NEVENTS; i++)
+		missing += !atomic_load(&m.seen[i]);
+	CU_ASSERT_EQUAL(atomic_load(&m.errors), 0);
+	CU_ASSERT_EQUAL(atomic_load(&m.dup), 0);
+	CU_ASSERT_EQUAL(missing, 0);
+	CU_ASSERT_EQUAL(atomic_load(&m.taken), NEVENTS);
+	CU_ASSERT_EQUAL(st_of(m.evd).sleeping, 0);
+	CHECK_RC(rapt_evd_free(m.evd), 0);
+}
+
+/* The EVD's fd: arming arms the doorbell, whose ring makes the fd
+ * readable; work already pending makes arm say RAPT_EAGAIN. */
+static void test_fd_path(void)
+{
+	struct rapt_evd *evd = new_evd(64, RAPT_EVD_DTO);
+	struct pollfd p = { .events = POLLIN };
+	struct rapt_event ev;
+
+	CHECK_RC(rapt_evd_get_fd(evd, &p.fd), 0);
+	CHECK_RC(rapt_evd_arm(evd), 0);
+	CU_ASSERT_EQUAL(st_of(evd).trywait_fd, 1);
+	CU_ASSERT_EQUAL(poll(&p, 1, 0), 0);
+	CHECK_RC(inject(evd, 1), 0);
+	CU_ASSERT_EQUAL(st_of(evd).rings, 1);
+	CU_ASSERT_EQUAL(poll(&p, 1, WAIT_S * 1000), 1);
+	CHECK_RC(rapt_evd_dequeue(evd, &ev), 0);
+	CU_ASSERT_EQUAL(ev.u.dto.cookie, 0);
+	CHECK_RC(rapt_evd_dequeue(evd, &ev), RAPT_EAGAIN);
+	/* Pending but not rung (the doorbell was disarmed by the ring). */
+	CHECK_RC(inject(evd, 1), 0);
+	CHECK_RC(rapt_evd_arm(evd), RAPT_EAGAIN);
+	CHECK_RC(rapt_evd_dequeue(evd, &ev), 0);
+	CU_ASSERT_EQUAL(ev.u.dto.cookie, 1);
+	CHECK_RC(rapt_evd_arm(evd), 0);
+	CU_ASSERT_EQUAL(poll(&p, 1, 0), 0);
+	CHECK_RC(rapt_evd_free(evd), 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Runner                                                              */
+/* ------------------------------------------------------------------ */
+
+/* The fixture DSO the core loaded, for its test hooks. */
+static int find_hooks(void)
+{
+	char path[4096];
+	void *dl;
+
+	snprintf(path, sizeof(path), "%s/librapt-wait-pv%d.so",
+		 WAITPROV_DIR, RAPT_PROVIDER_ABI);
+	dl = dlopen(path, RTLD_NOW);
+	if (!dl) {
+		fprintf(stderr, "test_wait: %s\n", dlerror());
+		return -1;
+	}
+	inject = (wait_prov_inject_fn)dlsym(dl, "wait_prov_inject");
+	stats = (wait_prov_stats_fn)dlsym(dl, "wait_prov_stats");
+	return inject && stats ? 0 : -1;
+}
+
+static int suite_init(void)
+{
+	int ret;
+
+	setenv("RAPT_PROVIDER_PATH", WAITPROV_DIR, 1);
+	setenv("RAPT_PROVIDER", "wait", 1);
+	setenv("RAPT_CONF", "/dev/null", 1);
+	ret = rapt_ia_open("wait", &ia);
+	if (ret) {
+		fprintf(stderr, "test_wait: rapt_ia_open: %s: %s\n",
+			rapt_err_name(ret), rapt_last_error());
+		return -1;
+	}
+	return find_hooks();
+}
+
+static int suite_clean(void)
+{
+	return rapt_ia_close(ia) ? -1 : 0;
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} cases[] = {
+	{ "a waiter sleeps on the provider's wait object and pushes in its own thread",
+	  test_sleeps_on_wait_object },
+	{ "work pending before the wait: trywait says so, no sleep",
+	  test_pending_before_wait },
+	{ "a zero timeout lets the provider look", test_zero_timeout_polls },
+	{ "a timeout ends the sleep; trywait and wait_done pair up",
+	  test_timeout },
+	{ "the next waiter takes over the wait object", test_leader_hand_over },
+	{ "a leader that times out hands over", test_leader_times_out },
+	{ "freeing the EVD wakes the leader", test_free_cancels_leader },
+	{ "a push from another thread wakes the leader",
+	  test_push_from_elsewhere_wakes_leader },
+	{ "four waiters, 20,000 events: each delivered once",
+	  test_many_waiters },
+	{ "the EVD fd wakes on the provider's wait object", test_fd_path },
+};
+
+int main(void)
+{
+	CU_pSuite s;
+	unsigned int i, failed;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	s = CU_add_suite("wait objects", suite_init, suite_clean);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CU_add_test(s, cases[i].name, cases[i].fn);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failed = CU_get_number_of_failures() +
+		 CU_get_number_of_suites_failed();
+	CU_cleanup_registry();
+	return failed ? 1 : 0;
+}
