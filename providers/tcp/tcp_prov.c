@@ -29,7 +29,7 @@
  * in a row, each within TCP_SPIN_GAP_NS of the last, busy-polls the EVD
  * (a blocking waiter calls it once or twice per event, at most once per
  * round trip); it counts as spinning until TCP_SPIN_HOLD_NS after its last
- * call.  Meanwhile the engine leaves the EVD's sockets to it (tcp_cm.c).
+ * call.  Meanwhile the engine leaves the EVD's sockets to it (tcp_park.c).
  */
 #define TCP_SPIN_GAP_NS		15000ull
 #define TCP_SPIN_STREAK		4

@@ -787,7 +787,7 @@ static int rx_step(struct tcp_ep *ep)
  * tcp_rx_seasoned - whether @ep has read data often enough to be parked
  * @ep: the EP, locked
  *
- * Parking (tcp_cm.c) saves the engine a wakeup per message of a busy
+ * Parking (tcp_park.c) saves the engine a wakeup per message of a busy
  * connection; for one that has moved almost nothing (a connection set up
  * and torn down at once) it would only cost two epoll_ctl calls.
  */
