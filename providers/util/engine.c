@@ -164,7 +164,9 @@ static int engine_ctl(struct rapt_engine *eng, int op, struct rapt_io *io,
 		eng_err(eng, "epoll_ctl(%s, fd %d): %s",
 			op == EPOLL_CTL_ADD ? "add" : "mod", io->fd,
 			strerror(err));
-		return err == ENOMEM || err == ENOSPC ? RAPT_ENOMEM :
+		/* Only running out (ENOMEM, ENOSPC: max_user_watches) is
+		 * not our own bug. */
+		return rapt_errno_status(err) == RAPT_ENOMEM ? RAPT_ENOMEM :
 		       RAPT_EPROVIDER;
 	}
 	io->events = events;
