@@ -9,8 +9,18 @@
  *   (providers/util/engine.c, <rapt/provider_util.h>: the progress
  *                 engine, one per IA: epoll over every socket of the IA,
  *                 timers, cross-thread calls)
- *   tcp_cm.c      listen/accept/connect, the MPA exchange, RTR negotiation,
- *                 reject, handshake accounting, disconnect and teardown
+ *   connection management (tcp_cm.h, private to these files):
+ *   tcp_ep.c      EP ops: create/free/modify/connect/disconnect, teardown
+ *   tcp_conn.c    an EP's connection state: the one transition function
+ *                 (tcp_ep_set_state), events, fail/close/end, the EP's
+ *                 socket handler and timer
+ *   tcp_handshake.c  the MPA exchange, both sides, RTR negotiation
+ *   tcp_listen.c  PSP ops, accept4, requests in the handshake, handshake
+ *                 accounting, the CR handed to the core
+ *   tcp_cm.c      cr_accept/cr_reject: request ids, the consumer's
+ *                 decisions
+ *   tcp_park.c    parking the EPs a consumer busy-polls
+ *   tcp_sock.c    addresses and socket helpers of the CM
  *   tcp_mem.c     the STag table: LMR registration, key and bounds checks
  *   tcp_tx.c      send queue: post_send/write/read, FPDU segmentation,
  *                 writev batching, Read Responses, Terminate, the RTR
@@ -86,7 +96,7 @@ struct tcp_ia {
 	struct tcp_stag_table *stags;	/* tcp_mem.c */
 	bool crc_request;		/* ask peers for CRC32c */
 	uint32_t nep;
-	_Atomic uint32_t nparked;	/* EPs parked (tcp_cm.c) */
+	_Atomic uint32_t nparked;	/* EPs parked (tcp_park.c) */
 };
 
 /* A PZ: only its address matters.  An STag serves an EP only if both
@@ -262,26 +272,26 @@ struct tcp_ep {
 	bool mss_due;			/* max_ulpdu still to be read from the
 					 * socket (tcp_tx.c, on the first
 					 * message that needs it) */
-	struct rapt_timer timer;	/* tcp_cm.c: connect, RTR and close
+	struct rapt_timer timer;	/* tcp_conn.c: connect, RTR, close
 					 * timeouts */
 	struct tcp_wrq sq;		/* sends, writes, reads in order */
 	struct tcp_wrq rq;		/* posted receives */
 	struct tcp_rx *rx;
 	struct tcp_tx *tx;
-	struct tcp_cm *cm;		/* handshake state, private to tcp_cm.c */
+	struct tcp_cm *cm;		/* handshake state (tcp_cm.h) */
 	bool freeing;			/* ep_free under way: no more events */
 	bool term_sent;			/* a Terminate went out: close with a
 				 * FIN so it is not lost to an RST */
 	_Atomic uint8_t poll_idle;	/* tcp_prov.c: evd_progress found the
 					 * socket empty this many times */
-	bool parked;			/* tcp_cm.c: EPOLLIN off while a
+	bool parked;			/* tcp_park.c: EPOLLIN off while a
 					 * consumer spins on an EVD of ours */
-	struct rapt_timer park;		/* tcp_cm.c: re-checks a parked EP */
+	struct rapt_timer park;		/* tcp_park.c: re-checks a parked EP */
 	struct tcp_cap *cap;		/* tcp_capture.c: NULL unless
 					 * RAPT_TCP_CAPTURE is set */
 };
 
-/* tcp_cm.c: ops */
+/* tcp_ep.c, tcp_listen.c, tcp_cm.c: ops */
 int tcp_ep_create(void *pia, void *ppz, struct rapt_core_ep *cep,
 		  struct rapt_ep *handle, const struct rapt_ep_attr *attr,
 		  void *recv_pevd, void *req_pevd, void *conn_pevd, void **pep);
@@ -299,10 +309,10 @@ int tcp_psp_free(void *ppsp);
 int tcp_cr_accept(void *pcr, void *pep, const void *pdata, size_t pdata_len);
 int tcp_cr_reject(void *pcr, const void *pdata, size_t pdata_len);
 
-/* tcp_cm.c: evd_progress, with ep->lock held, for an EP in the active
+/* tcp_handshake.c: evd_progress, with ep->lock held, for an EP in the active
  * handshake (CONNECTING, MPA_REQ_SENT): do what the engine would do. */
 void tcp_cm_progress(struct tcp_ep *ep);
-/* tcp_cm.c: evd_progress, with ep->lock held, when its consumer started
+/* tcp_park.c: evd_progress, with ep->lock held, when its consumer started
  * to spin on an EVD of @ep: the engine stops waking for @ep's data until
  * the spinning stops (the engine looks every millisecond). */
 void tcp_cm_park(struct tcp_ep *ep);
@@ -314,11 +324,12 @@ static inline bool tcp_ep_handshaking(const struct tcp_ep *ep)
 	       ep->state == TCP_EP_MPA_REQ_SENT;
 }
 
-/* tcp_cm.c: called by the data path, with ep->lock held. */
+/* tcp_conn.c: called by the data path, with ep->lock held. */
 /* The transport failed or the peer broke the protocol: tcp_dto_flush(),
  * report BROKEN (ACCEPT_ERROR on a passive EP not yet established,
  * DISCONNECTED during a graceful close), then close the socket with an
- * RST.  @status is a RAPT_E* code, the event's prov_status.  The socket is
+ * RST.  @status is the event's prov_status (<rapt/provider_util.h>): a
+ * RAPT_E* code, a negated errno, or a Terminate's.  The socket is
  * gone afterwards (ep->io.fd < 0, state CLOSED): callers stop touching it.
  * Safe to call again, and from any thread that holds ep->lock. */
 void tcp_cm_fail(struct tcp_ep *ep, int status);

@@ -60,11 +60,7 @@ static int sock_port(int fd, bool peer)
 		     getsockname(fd, (struct sockaddr *)&ss, &sl);
 	if (ret)
 		return 0;
-	if (ss.ss_family == AF_INET)
-		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
-	if (ss.ss_family == AF_INET6)
-		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-	return 0;
+	return rapt_sockaddr_port((struct sockaddr *)&ss);
 }
 
 /**

@@ -29,7 +29,7 @@
  * in a row, each within TCP_SPIN_GAP_NS of the last, busy-polls the EVD
  * (a blocking waiter calls it once or twice per event, at most once per
  * round trip); it counts as spinning until TCP_SPIN_HOLD_NS after its last
- * call.  Meanwhile the engine leaves the EVD's sockets to it (tcp_cm.c).
+ * call.  Meanwhile the engine leaves the EVD's sockets to it (tcp_park.c).
  */
 #define TCP_SPIN_GAP_NS		15000ull
 #define TCP_SPIN_STREAK		4
@@ -136,13 +136,8 @@ static int ifa_addr_of(const char *name, struct sockaddr_storage *out)
 			     addr_score(best->ifa_addr))
 			best = ifa;
 	}
-	if (best) {
-		memset(out, 0, sizeof(*out));
-		memcpy(out, best->ifa_addr,
-		       best->ifa_addr->sa_family == AF_INET ?
-		       sizeof(struct sockaddr_in) :
-		       sizeof(struct sockaddr_in6));
-	}
+	if (best)
+		rapt_sockaddr_copy(out, best->ifa_addr);	/* IPv4 or 6 */
 	freeifaddrs(ifas);
 	if (!best) {
 		rapt_prov_set_error("tcp: no interface \"%s\" that is up with an IPv4 or IPv6 address",

@@ -700,7 +700,8 @@ static int rx_term_in(struct tcp_ep *ep)
 		 ep->io.fd, t->layer, t->etype, t->ecode);
 	tcp_tx_blame(ep, t, access ? RAPT_DTO_REMOTE_ACCESS :
 				     RAPT_DTO_REMOTE_OPERATION);
-	tcp_cm_fail(ep, access ? RAPT_EACCES : RAPT_EPROTO);
+	tcp_cm_fail(ep, rapt_prov_status_term(true, t->layer, t->etype,
+					      t->ecode));
 	return -1;
 }
 
@@ -786,7 +787,7 @@ static int rx_step(struct tcp_ep *ep)
  * tcp_rx_seasoned - whether @ep has read data often enough to be parked
  * @ep: the EP, locked
  *
- * Parking (tcp_cm.c) saves the engine a wakeup per message of a busy
+ * Parking (tcp_park.c) saves the engine a wakeup per message of a busy
  * connection; for one that has moved almost nothing (a connection set up
  * and torn down at once) it would only cost two epoll_ctl calls.
  */

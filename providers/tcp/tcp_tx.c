@@ -1145,14 +1145,10 @@ static bool term_write(int fd, struct tcp_cap *cap, const void *buf,
 	return true;
 }
 
+/* The prov_status of the event that ends a connection we terminated. */
 static int term_status(const struct tcp_term *t)
 {
-	if ((t->layer == TCP_TERM_LAYER_RDMAP &&
-	     t->etype == TCP_TERM_RDMAP_PROTECTION) ||
-	    (t->layer == TCP_TERM_LAYER_DDP &&
-	     t->etype == TCP_TERM_DDP_TAGGED))
-		return RAPT_EACCES;
-	return RAPT_EPROTO;
+	return rapt_prov_status_term(false, t->layer, t->etype, t->ecode);
 }
 
 /**

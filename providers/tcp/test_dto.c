@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <rapt/rapt.h>
+#include <rapt/provider_util.h>	/* prov_status: tcp's convention */
 
 #include "tests/scenario.h"
 
@@ -515,6 +516,28 @@ static int other_pz_close(struct other_pz *o)
 }
 
 /*
+ * The BROKEN that a Terminate for a remote access violation ends with:
+ * its prov_status names the Terminate (RDMAP protection or DDP tagged
+ * buffer), @received by the initiator, sent by the target.
+ */
+static int term_check(const struct rapt_event *ev, bool received)
+{
+	uint32_t v = (uint32_t)ev->u.conn.prov_status;
+	uint32_t layer = v >> 12 & 0xf, etype = v >> 8 & 0xf;
+	char text[RAPT_PROV_STATUS_STRLEN];
+
+	rapt_prov_status_str(ev->u.conn.prov_status, text, sizeof(text));
+	if (rapt_prov_status_kind(ev->u.conn.prov_status) !=
+	    RAPT_PROV_STATUS_TERM ||
+	    !(v & RAPT_PROV_STATUS_TERM_RECEIVED) != !received ||
+	    layer > 1 || etype != 1) {
+		fprintf(stderr, "BROKEN with prov_status %#x: %s\n", v, text);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * A remote access violation: the target writes nothing, both sides see
  * BROKEN.  A read completes REMOTE_ACCESS and places nothing; a write
  * completes at transmit (iWARP has no acknowledgement), so it is SUCCESS
@@ -558,8 +581,9 @@ static int violation(int kind, bool read)
 	else
 		T(ev.u.dto.status == RAPT_DTO_SUCCESS ||
 		  ev.u.dto.status == RAPT_DTO_REMOTE_ACCESS);
-	if (ev_wait(&c.a, RAPT_EV_BROKEN, &ev) ||
-	    ev_wait(&c.p, RAPT_EV_BROKEN, &ev) || untouched(&c.p, 0, 0))
+	if (ev_wait(&c.a, RAPT_EV_BROKEN, &ev) || term_check(&ev, true) ||
+	    ev_wait(&c.p, RAPT_EV_BROKEN, &ev) || term_check(&ev, false) ||
+	    untouched(&c.p, 0, 0))
 		return -1;
 	if (read) {
 		uint8_t want[100];

@@ -18,6 +18,7 @@
 #include <CUnit/Basic.h>
 
 #include "tcp_wire.h"
+#include "tests/cu_table.h"
 
 #define KEY_REQ "4d504120 49442052 65712046 72616d65 "
 #define KEY_REP "4d504120 49442052 65702046 72616d65 "
@@ -1041,16 +1042,6 @@ static void test_err_term(void)
 
 /* ================================================================== */
 
-struct test_case {
-	const char *name;
-	CU_TestFunc fn;
-};
-
-struct test_suite {
-	const char *name;
-	const struct test_case *cases;
-};
-
 static const struct test_case crc_cases[] = {
 	{ "RFC 3720 B.4 vectors", test_crc_vectors },
 	{ "RFC 3720 B.4 iSCSI read PDU", test_crc_iscsi_pdu },
@@ -1106,28 +1097,5 @@ static const struct test_suite suites[] = {
 
 int main(void)
 {
-	unsigned int failed;
-	size_t i;
-
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 99;
-	for (i = 0; i < sizeof(suites) / sizeof(suites[0]); i++) {
-		const struct test_case *c;
-		CU_pSuite s = CU_add_suite(suites[i].name, NULL, NULL);
-
-		if (!s)
-			goto err_registry;
-		for (c = suites[i].cases; c->name; c++)
-			if (!CU_add_test(s, c->name, c->fn))
-				goto err_registry;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures();
-	CU_cleanup_registry();
-	return failed ? 1 : 0;
-
-err_registry:
-	CU_cleanup_registry();
-	return 99;
+	return cu_table_run(suites, sizeof(suites) / sizeof(suites[0]));
 }

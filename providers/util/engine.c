@@ -80,7 +80,7 @@ struct rapt_engine {
 	pthread_t thread;
 	pthread_mutex_t run;		/* the right to run a pass */
 	pthread_mutex_t lock;		/* timers, defers, graveyard, stop */
-	struct rapt_timer *tfirst, *tlast;
+	struct rapt_list timers;	/* armed, by deadline */
 	struct rapt_defer *dfirst, *dlast;
 	struct rapt_retire *graveyard;	/* retired while a batch was held */
 	uint32_t ngrave;
@@ -136,8 +136,8 @@ static void engine_wake(struct rapt_engine *eng)
  */
 static void engine_evfd_read(struct rapt_io *io, uint32_t events)
 {
-	struct rapt_engine *eng = (struct rapt_engine *)
-		((char *)io - offsetof(struct rapt_engine, evio));
+	struct rapt_engine *eng = rapt_container_of(io, struct rapt_engine,
+						    evio);
 	uint64_t v;
 	ssize_t n;
 
@@ -164,7 +164,9 @@ static int engine_ctl(struct rapt_engine *eng, int op, struct rapt_io *io,
 		eng_err(eng, "epoll_ctl(%s, fd %d): %s",
 			op == EPOLL_CTL_ADD ? "add" : "mod", io->fd,
 			strerror(err));
-		return err == ENOMEM || err == ENOSPC ? RAPT_ENOMEM :
+		/* Only running out (ENOMEM, ENOSPC: max_user_watches) is
+		 * not our own bug. */
+		return rapt_errno_status(err) == RAPT_ENOMEM ? RAPT_ENOMEM :
 		       RAPT_EPROVIDER;
 	}
 	io->events = events;
@@ -252,37 +254,31 @@ int rapt_engine_rebind(struct rapt_engine *eng, struct rapt_io *old,
 /* Timers                                                              */
 /* ------------------------------------------------------------------ */
 
+static struct rapt_timer *timer_of(struct rapt_list *node)
+{
+	return node ? rapt_container_of(node, struct rapt_timer, node) : NULL;
+}
+
+static struct rapt_timer *timer_first(struct rapt_engine *eng)
+{
+	return timer_of(rapt_list_first(&eng->timers));
+}
+
 static void timer_unlink(struct rapt_engine *eng, struct rapt_timer *t)
 {
-	if (t->prev)
-		t->prev->next = t->next;
-	else
-		eng->tfirst = t->next;
-	if (t->next)
-		t->next->prev = t->prev;
-	else
-		eng->tlast = t->prev;
-	t->next = t->prev = NULL;
+	rapt_list_del(&t->node);
 	t->deadline_ns = 0;
 }
 
 /* Insert @t (armed, unlinked) in deadline order, searching from the tail. */
 static void timer_insert(struct rapt_engine *eng, struct rapt_timer *t)
 {
-	struct rapt_timer *after = eng->tlast;
+	struct rapt_list *after = eng->timers.prev;
 
-	while (after && after->deadline_ns > t->deadline_ns)
+	while (after != &eng->timers &&
+	       timer_of(after)->deadline_ns > t->deadline_ns)
 		after = after->prev;
-	t->prev = after;
-	t->next = after ? after->next : eng->tfirst;
-	if (t->next)
-		t->next->prev = t;
-	else
-		eng->tlast = t;
-	if (after)
-		after->next = t;
-	else
-		eng->tfirst = t;
+	rapt_list_insert_after(after, &t->node);
 }
 
 void rapt_timer_arm(struct rapt_engine *eng, struct rapt_timer *t,
@@ -300,7 +296,7 @@ void rapt_timer_arm(struct rapt_engine *eng, struct rapt_timer *t,
 	 * it stands aside and looks before this one is due anyway. */
 	aside = atomic_load_explicit(&eng->aside_until_ns,
 				     memory_order_relaxed);
-	first = eng->tfirst == t && (!aside || t->deadline_ns < aside);
+	first = timer_first(eng) == t && (!aside || t->deadline_ns < aside);
 	pthread_mutex_unlock(&eng->lock);
 	if (first && !engine_is_thread(eng))
 		engine_wake(eng);
@@ -327,15 +323,17 @@ bool rapt_timer_armed(struct rapt_engine *eng, struct rapt_timer *t)
 /* Milliseconds until the first timer, for epoll_wait(); -1 if none. */
 static int timers_timeout_ms(struct rapt_engine *eng)
 {
+	struct rapt_timer *first;
 	uint64_t now, d;
 	int ms = -1;
 
 	pthread_mutex_lock(&eng->lock);
+	first = timer_first(eng);
 	if (eng->dfirst || eng->stop) {
 		ms = 0;
-	} else if (eng->tfirst) {
+	} else if (first) {
 		now = rapt_now_ns();
-		d = eng->tfirst->deadline_ns;
+		d = first->deadline_ns;
 		if (d <= now)
 			ms = 0;
 		else if (d - now >= 1000000000ull * 3600)
@@ -355,7 +353,7 @@ static void timers_run(struct rapt_engine *eng)
 
 	for (;;) {
 		pthread_mutex_lock(&eng->lock);
-		t = eng->tfirst;
+		t = timer_first(eng);
 		if (!t || t->deadline_ns > now) {
 			pthread_mutex_unlock(&eng->lock);
 			return;
@@ -560,57 +558,26 @@ void rapt_engine_drive(struct rapt_engine *eng)
 	run_exit(eng, saved);
 }
 
-/**
- * rapt_engine_fd - the descriptor a consumer's thread may sleep on
- * @eng: the engine
- *
- * The epoll set itself: readable (level-triggered) while a registration
- * or the engine's eventfd is ready.
- */
+/* rapt_engine_fd - kernel-doc in <rapt/provider_util.h> */
 int rapt_engine_fd(struct rapt_engine *eng)
 {
 	return eng->epfd;
 }
 
-/**
- * rapt_engine_sleep_begin - a consumer is about to sleep on rapt_engine_fd()
- * @eng: the engine
- *
- * While any consumer does, the engine thread stands aside as it does for
- * a busy-polling one: the sleeper runs the pass for whatever woke it
- * (rapt_engine_sleep_end), so the event reaches it with no thread switch.
- * The thread still runs timers and deferred work, and takes over again
- * once no consumer sleeps or drives.
- */
+/* rapt_engine_sleep_begin - kernel-doc in <rapt/provider_util.h> */
 void rapt_engine_sleep_begin(struct rapt_engine *eng)
 {
 	atomic_fetch_add_explicit(&eng->sleepers, 1, memory_order_relaxed);
 }
 
-/**
- * rapt_engine_lease - a consumer will run the passes for a while
- * @eng: the engine
- *
- * For a consumer that sleeps in its own poll() on rapt_engine_fd() (an
- * armed EVD fd): the engine thread stands aside for ENGINE_DRIVE_IDLE_NS,
- * as after a pass the consumer drove, and takes over if the consumer has
- * not come back by then.
- */
+/* rapt_engine_lease - kernel-doc in <rapt/provider_util.h> */
 void rapt_engine_lease(struct rapt_engine *eng)
 {
 	atomic_store_explicit(&eng->drive_ns, rapt_now_ns(),
 			      memory_order_relaxed);
 }
 
-/**
- * rapt_engine_sleep_end - the sleep that rapt_engine_sleep_begin announced
- * ended
- * @eng: the engine
- *
- * The caller then handles what woke it: the data of its own EPs, or a
- * pass (rapt_engine_drive).  Counts as driving, so the engine thread stays
- * aside between two sleeps of a consumer.
- */
+/* rapt_engine_sleep_end - kernel-doc in <rapt/provider_util.h> */
 void rapt_engine_sleep_end(struct rapt_engine *eng)
 {
 	rapt_engine_lease(eng);
@@ -658,7 +625,7 @@ static bool engine_driven(struct rapt_engine *eng)
 {
 	return atomic_load_explicit(&eng->sleepers, memory_order_relaxed) ||
 	       rapt_now_ns() - atomic_load_explicit(&eng->drive_ns,
-						   memory_order_relaxed) <
+						    memory_order_relaxed) <
 	       ENGINE_DRIVE_IDLE_NS;
 }
 
@@ -758,6 +725,7 @@ int rapt_engine_start(struct rapt_engine **out, const char *prov)
 	if (!eng)
 		goto err;
 	eng->prov = prov;
+	rapt_list_init(&eng->timers);
 	pthread_mutex_init(&eng->lock, NULL);
 	pthread_mutex_init(&eng->run, NULL);
 	eng->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -807,7 +775,7 @@ void rapt_engine_stop(struct rapt_engine *eng)
 	engine_wake(eng);
 	pthread_join(eng->thread, NULL);
 	graveyard_free(eng);
-	if (eng->tfirst)
+	if (!rapt_list_empty(&eng->timers))
 		eng_warn(eng, "engine stopped with timers still armed");
 	close(eng->evfd);
 	close(eng->epfd);

@@ -12,9 +12,13 @@
  * provider picks up a new version when it is rebuilt.
  *
  * Parts:
+ *   lists     intrusive doubly linked lists (inline, below)
  *   engine    a progress engine: one thread over an epoll set, one-shot
  *             timers, cross-thread calls, consumer-driven passes
  *             (providers/util/engine.c)
+ *   sockaddr  IPv4/IPv6 socket address helpers (providers/util/sockaddr.c)
+ *   status    errno -> RAPT_E* mapping, the prov_status convention and its
+ *             decoder (providers/util/status.c)
  *
  * Nothing here takes a lock of the caller's; the engine's own locks are
  * leaves.  docs/provider-guide.md, "The provider toolkit", is the
@@ -26,10 +30,149 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ------------------------------------------------------------------ */
+/* Intrusive lists                                                     */
+/* ------------------------------------------------------------------ */
+
+/**
+ * rapt_container_of - the object that embeds @ptr as its @member
+ * @ptr: a pointer to the member
+ * @type: the object's type
+ * @member: the member's name
+ */
+#define rapt_container_of(ptr, type, member)				\
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/**
+ * struct rapt_list - a node of a circular doubly linked list, or its head
+ * @next: the next node (the head itself after the last node)
+ * @prev: the previous node
+ *
+ * Embed one in each object; the list's head is a struct rapt_list of its
+ * own.  An unlinked node (after rapt_list_init() or rapt_list_del())
+ * points at itself.  No locking: the owner of the list provides it.
+ */
+struct rapt_list {
+	struct rapt_list *next, *prev;
+};
+
+/** RAPT_LIST_INIT - static initializer of an empty list named @name */
+#define RAPT_LIST_INIT(name) { &(name), &(name) }
+
+/**
+ * rapt_list_init - make @l an empty list, or an unlinked node
+ * @l: the list head or node
+ */
+static inline void rapt_list_init(struct rapt_list *l)
+{
+	l->next = l->prev = l;
+}
+
+/**
+ * rapt_list_empty - whether the list @head holds no node
+ * @head: the list head
+ *
+ * Return: true if empty.  On a node: true if it is unlinked.
+ */
+static inline bool rapt_list_empty(const struct rapt_list *head)
+{
+	return head->next == head;
+}
+
+/**
+ * rapt_list_insert_after - link @node right after @pos
+ * @pos: a node, or the head (then @node becomes the first)
+ * @node: an unlinked node
+ */
+static inline void rapt_list_insert_after(struct rapt_list *pos,
+					  struct rapt_list *node)
+{
+	node->prev = pos;
+	node->next = pos->next;
+	pos->next->prev = node;
+	pos->next = node;
+}
+
+/**
+ * rapt_list_add - link @node first in @head
+ * @head: the list head
+ * @node: an unlinked node
+ */
+static inline void rapt_list_add(struct rapt_list *head,
+				 struct rapt_list *node)
+{
+	rapt_list_insert_after(head, node);
+}
+
+/**
+ * rapt_list_add_tail - link @node last in @head
+ * @head: the list head
+ * @node: an unlinked node
+ */
+static inline void rapt_list_add_tail(struct rapt_list *head,
+				      struct rapt_list *node)
+{
+	rapt_list_insert_after(head->prev, node);
+}
+
+/**
+ * rapt_list_del - unlink @node; it is left unlinked (pointing at itself)
+ * @node: a linked or unlinked node
+ */
+static inline void rapt_list_del(struct rapt_list *node)
+{
+	node->prev->next = node->next;
+	node->next->prev = node->prev;
+	rapt_list_init(node);
+}
+
+/**
+ * rapt_list_first - the first node of @head
+ * @head: the list head
+ *
+ * Return: the node, or NULL if the list is empty.
+ */
+static inline struct rapt_list *rapt_list_first(const struct rapt_list *head)
+{
+	return head->next != head ? head->next : NULL;
+}
+
+/**
+ * rapt_list_last - the last node of @head
+ * @head: the list head
+ *
+ * Return: the node, or NULL if the list is empty.
+ */
+static inline struct rapt_list *rapt_list_last(const struct rapt_list *head)
+{
+	return head->prev != head ? head->prev : NULL;
+}
+
+/**
+ * rapt_list_for_each - walk @head's nodes from the first: @pos each
+ * @pos: a struct rapt_list pointer, the current node
+ * @head: the list head
+ *
+ * The body must not unlink @pos: use rapt_list_for_each_safe() for that.
+ */
+#define rapt_list_for_each(pos, head)					\
+	for ((pos) = (head)->next; (pos) != (head); (pos) = (pos)->next)
+
+/**
+ * rapt_list_for_each_safe - walk @head; the body may unlink @pos
+ * @pos: a struct rapt_list pointer, the current node
+ * @tmp: another, holding the next node
+ * @head: the list head
+ */
+#define rapt_list_for_each_safe(pos, tmp, head)				\
+	for ((pos) = (head)->next, (tmp) = (pos)->next; (pos) != (head); \
+	     (pos) = (tmp), (tmp) = (pos)->next)
 
 /* ------------------------------------------------------------------ */
 /* Progress engine (providers/util/engine.c)                           */
@@ -74,15 +217,14 @@ struct rapt_io {
  * struct rapt_timer - a one-shot timer
  * @deadline_ns: CLOCK_MONOTONIC deadline (rapt_now_ns()); 0 when not armed
  * @fire: called by the runner once the deadline has passed
- * @next: the engine's list, in deadline order
- * @prev: the engine's list
+ * @node: in the engine's list, in deadline order, while armed
  *
  * Set up with rapt_timer_init(); the engine owns the other fields.
  */
 struct rapt_timer {
 	uint64_t deadline_ns;
 	void (*fire)(struct rapt_timer *t);
-	struct rapt_timer *next, *prev;
+	struct rapt_list node;
 };
 
 /**
@@ -307,7 +449,7 @@ static inline void rapt_timer_init(struct rapt_timer *t,
 {
 	t->deadline_ns = 0;
 	t->fire = fire;
-	t->next = t->prev = NULL;
+	rapt_list_init(&t->node);
 }
 
 /**
@@ -350,6 +492,209 @@ bool rapt_timer_armed(struct rapt_engine *eng, struct rapt_timer *t);
  * Return: nanoseconds.
  */
 uint64_t rapt_now_ns(void);
+
+/* ------------------------------------------------------------------ */
+/* Socket addresses (providers/util/sockaddr.c)                        */
+/* ------------------------------------------------------------------ */
+
+/* Room rapt_sockaddr_str() needs for any address: "[v6%scope]:port". */
+#define RAPT_SOCKADDR_STRLEN	64
+
+/**
+ * rapt_sockaddr_len - the length of an IPv4 or IPv6 address
+ * @sa: the address (a sockaddr_in, sockaddr_in6 or sockaddr_storage)
+ *
+ * Return: sizeof(struct sockaddr_in) or sizeof(struct sockaddr_in6), for
+ * bind() and connect(); 0 for any other family.
+ */
+socklen_t rapt_sockaddr_len(const struct sockaddr *sa);
+
+/**
+ * rapt_sockaddr_copy - copy an IPv4 or IPv6 address into a storage
+ * @dst: zeroed, then the address
+ * @src: the address
+ *
+ * Return: 0, or RAPT_EINVAL (@dst untouched) when @src is neither.
+ */
+int rapt_sockaddr_copy(struct sockaddr_storage *dst,
+		       const struct sockaddr *src);
+
+/**
+ * rapt_sockaddr_port - the port of an IPv4 or IPv6 address
+ * @sa: the address
+ *
+ * Return: the port in host order; 0 for any other family.
+ */
+uint16_t rapt_sockaddr_port(const struct sockaddr *sa);
+
+/**
+ * rapt_sockaddr_set_port - set the port of an IPv4 or IPv6 address
+ * @sa: the address; any other family is left as it is
+ * @port: in host order
+ */
+void rapt_sockaddr_set_port(struct sockaddr *sa, uint16_t port);
+
+/**
+ * rapt_sockaddr_is_any - whether @sa is the wildcard address
+ * @sa: the address
+ *
+ * Return: true for 0.0.0.0 and ::, false otherwise (any other family too).
+ */
+bool rapt_sockaddr_is_any(const struct sockaddr *sa);
+
+/**
+ * rapt_sockaddr_same_ip - whether two addresses name the same IP address
+ * @a: an address
+ * @b: an address
+ *
+ * Ports aside: the family, the address and, for IPv6, the scope id.
+ *
+ * Return: true if they are the same; false for families other than
+ * IPv4 and IPv6.
+ */
+bool rapt_sockaddr_same_ip(const struct sockaddr *a, const struct sockaddr *b);
+
+/**
+ * rapt_sockaddr_equal - whether two addresses are the same, ports too
+ * @a: an address
+ * @b: an address
+ *
+ * Return: rapt_sockaddr_same_ip() and the same port.
+ */
+bool rapt_sockaddr_equal(const struct sockaddr *a, const struct sockaddr *b);
+
+/**
+ * rapt_sockaddr_str - an address as text, for logs
+ * @sa: the address
+ * @buf: where to write it
+ * @len: its size, RAPT_SOCKADDR_STRLEN for any address
+ *
+ * "192.0.2.1:4791", "[fe80::1%2]:4791" (the scope id as a number),
+ * "unspecified" for AF_UNSPEC, "family N" for others; cut to fit @len.
+ *
+ * Return: @buf ("" when @len is 0).
+ */
+const char *rapt_sockaddr_str(const struct sockaddr *sa, char *buf,
+			      size_t len);
+
+/* ------------------------------------------------------------------ */
+/* Status codes (providers/util/status.c)                              */
+/* ------------------------------------------------------------------ */
+
+/**
+ * rapt_errno_status - the RAPT_E* code for a positive errno
+ * @err: an errno value, as errno, verbs' return values or -1/errno of
+ *       rdma_cm give it (0 gives 0; a negative value is negated first)
+ *
+ * One table for every provider.  Where rapt has a code with the errno's
+ * own number it is that code (ENOENT, EINTR, EIO, EAGAIN, EBUSY, EEXIST,
+ * EINVAL, ERANGE, EADDRINUSE, ENOTCONN, ETIMEDOUT, ECONNREFUSED,
+ * ECANCELED); the others fold: ENOMEM, ENOBUFS, EMFILE, ENFILE and
+ * ENOSPC (a kernel limit, not a full rapt queue) are RAPT_ENOMEM; EPERM
+ * and EACCES RAPT_EACCES; ENODEV and ENXIO RAPT_ENODEV; EOPNOTSUPP and
+ * ENOSYS RAPT_ENOTSUP; EADDRNOTAVAIL and EAFNOSUPPORT RAPT_EINVAL;
+ * EMSGSIZE and E2BIG RAPT_ELENGTH; EOVERFLOW RAPT_ERANGE (RAPT_EOVERFLOW is an
+ * EVD's); EPROTO RAPT_EPROTO.
+ * Anything else is RAPT_EPROVIDER.  A caller for which an errno means
+ * something else in its context (verbs' ENOMEM from a full send queue)
+ * tests for it first.
+ *
+ * Return: 0 or a negative RAPT_E* code.
+ */
+int rapt_errno_status(int err);
+
+/*
+ * The prov_status convention.  The prov_status field of events (DTO,
+ * connection, async) is a provider's detail; providers that link the
+ * toolkit fill it so that rapt_prov_status_str() can say what it means:
+ *
+ *   0                 no detail
+ *   < 0               a RAPT_E* code, or a negated errno (the same number
+ *                     where rapt has the errno's code: -ECONNREFUSED is
+ *                     RAPT_ECONNREFUSED)
+ *   > 0               a kind in bits 24-30 and its detail in bits 0-23:
+ *     RAPT_PROV_STATUS_TERM  an iWARP Terminate (RFC 5040 4.8): layer in
+ *                     bits 12-15, error type 8-11, error code 0-7, and
+ *                     RAPT_PROV_STATUS_TERM_RECEIVED when the peer sent
+ *                     it (else this side did)
+ *     RAPT_PROV_STATUS_WC    a verbs work completion status (enum
+ *                     ibv_wc_status) in bits 0-23
+ *
+ * New kinds are appended; a kind's meaning never changes.
+ */
+#define RAPT_PROV_STATUS_KIND_SHIFT	24
+#define RAPT_PROV_STATUS_DETAIL_MASK	0x00ffffff
+#define RAPT_PROV_STATUS_TERM_RECEIVED	(1u << 16)
+
+/** enum rapt_prov_status_kind - the kind of a prov_status value */
+enum rapt_prov_status_kind {
+	RAPT_PROV_STATUS_CODE = 0,	/* 0, a RAPT_E* code or -errno */
+	RAPT_PROV_STATUS_TERM = 1,	/* an iWARP Terminate */
+	RAPT_PROV_STATUS_WC = 2,	/* a verbs work completion status */
+};
+
+/**
+ * rapt_prov_status_kind - the kind of @prov_status
+ * @prov_status: a value made by the convention above
+ *
+ * Return: enum rapt_prov_status_kind (an unknown kind is returned as is).
+ */
+static inline int rapt_prov_status_kind(int32_t prov_status)
+{
+	return prov_status <= 0 ? RAPT_PROV_STATUS_CODE :
+	       (int)(prov_status >> RAPT_PROV_STATUS_KIND_SHIFT);
+}
+
+/**
+ * rapt_prov_status_term - the prov_status of an iWARP Terminate
+ * @received: the peer sent it (false: this side sent it)
+ * @layer: 0 RDMAP, 1 DDP, 2 LLP (MPA)
+ * @etype: the error type (4 bits)
+ * @ecode: the error code
+ *
+ * Return: the value, always > 0.
+ */
+static inline int32_t rapt_prov_status_term(bool received, uint8_t layer,
+					    uint8_t etype, uint8_t ecode)
+{
+	return (int32_t)(((uint32_t)RAPT_PROV_STATUS_TERM <<
+			  RAPT_PROV_STATUS_KIND_SHIFT) |
+			 (received ? RAPT_PROV_STATUS_TERM_RECEIVED : 0) |
+			 ((uint32_t)(layer & 0xf) << 12) |
+			 ((uint32_t)(etype & 0xf) << 8) | ecode);
+}
+
+/**
+ * rapt_prov_status_wc - the prov_status of a verbs completion status
+ * @wc_status: enum ibv_wc_status
+ *
+ * Return: the value, always > 0 (IBV_WC_SUCCESS too).
+ */
+static inline int32_t rapt_prov_status_wc(uint32_t wc_status)
+{
+	return (int32_t)(((uint32_t)RAPT_PROV_STATUS_WC <<
+			  RAPT_PROV_STATUS_KIND_SHIFT) |
+			 (wc_status & RAPT_PROV_STATUS_DETAIL_MASK));
+}
+
+/* Room rapt_prov_status_str() needs for any value. */
+#define RAPT_PROV_STATUS_STRLEN	160
+
+/**
+ * rapt_prov_status_str - a prov_status as text, like fi_cq_strerror()
+ * @prov_status: a value made by the convention above
+ * @buf: where to write the text
+ * @len: its size, RAPT_PROV_STATUS_STRLEN for any value
+ *
+ * Examples: "no detail"; "RAPT_EPROTO: protocol error";
+ * "EHOSTUNREACH: No route to host"; "Terminate received: RDMAP remote
+ * protection error: invalid STag (layer 0 type 1 code 0x00)"; "verbs
+ * completion IBV_WC_REM_ACCESS_ERR: remote access error".  Values outside
+ * the tables are shown as numbers.  Cut to fit @len.
+ *
+ * Return: @buf ("" when @len is 0).
+ */
+const char *rapt_prov_status_str(int32_t prov_status, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp provider: an EP's connection state.
+ *
+ * One job: the EP state machine of the provider.  Every state change goes
+ * through tcp_ep_set_state(); the events the core sees (ESTABLISHED,
+ * rejects, BROKEN, DISCONNECTED ...), the end of a connection (flush,
+ * event, close), the entry points the data path calls (fail, peer
+ * closed, RTR arrived, sends drained), the EP's socket handler and its
+ * timer.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "tcp_cm.h"
+
+#ifdef RAPT_DEBUG
+#define TCP_CHECK_STATES 1
+#else
+#define TCP_CHECK_STATES 0
+#endif
+
+/* Whether @to may follow @from (a state may be set again). */
+static bool ep_transition_ok(enum tcp_ep_state from, enum tcp_ep_state to)
+{
+	static const uint16_t next[] = {
+		[TCP_EP_IDLE] = 1u << TCP_EP_CONNECTING |
+				1u << TCP_EP_ACCEPTING,
+		[TCP_EP_CONNECTING] = 1u << TCP_EP_MPA_REQ_SENT,
+		[TCP_EP_MPA_REQ_SENT] = 1u << TCP_EP_RTS,
+		[TCP_EP_ACCEPTING] = 1u << TCP_EP_RTR_WAIT | 1u << TCP_EP_RTS,
+		[TCP_EP_RTR_WAIT] = 1u << TCP_EP_RTS,
+		[TCP_EP_RTS] = 1u << TCP_EP_CLOSING,
+	};
+
+	return from == to || to == TCP_EP_CLOSED ||
+	       (from < sizeof(next) / sizeof(next[0]) &&
+		(next[from] & (1u << to)));
+}
+
+/* ------------------------------------------------------------------ */
+/* State, events and the end of a connection                          */
+/* ------------------------------------------------------------------ */
+
+/**
+ * tcp_ep_set_state - the one place an EP's connection state changes
+ * @ep: the EP, locked (or not yet shared: ep_alloc)
+ * @state: the new state
+ *
+ * The transitions: IDLE -> CONNECTING -> MPA_REQ_SENT -> RTS (active),
+ * IDLE -> ACCEPTING -> RTR_WAIT -> RTS or ACCEPTING -> RTS (passive),
+ * RTS -> CLOSING (graceful close), and any -> CLOSED.  Debug builds log
+ * any other as a provider bug.
+ */
+void tcp_ep_set_state(struct tcp_ep *ep, enum tcp_ep_state state)
+{
+	if (TCP_CHECK_STATES && !ep_transition_ok(ep->state, state))
+		tcp_err("EP %p: state %d -> %d", (void *)ep, ep->state, state);
+	ep->state = state;
+}
+
+bool tcp_cm_open(const struct tcp_ep *ep)
+{
+	return ep->io.fd >= 0 && ep->state != TCP_EP_CLOSED;
+}
+
+void tcp_cm_event(struct tcp_ep *ep, uint32_t type, uint32_t reason,
+		  int status, const void *pdata, size_t len,
+		  uint32_t flags)
+{
+	struct rapt_prov_conn_event ce;
+
+	if (ep->freeing)
+		return;
+	memset(&ce, 0, sizeof(ce));
+	ce.type = type;
+	ce.reason = reason;
+	ce.prov_status = status;
+	ce.flags = flags;
+	ce.pdata = len ? pdata : NULL;
+	ce.pdata_len = len;
+	/* iWARP cannot tell who rejected: a reply with private data is
+	 * taken for the consumer's (the core reads rapt's own markers). */
+	ce.consumer_reject = type == RAPT_EV_PEER_REJECTED && len;
+	if (type == RAPT_EV_ESTABLISHED) {
+		ce.rdma_read_in = ep->ird;
+		ce.rdma_read_out = ep->ord;
+		if (!ep->cm->laddr.sa.sa_family)	/* active side */
+			tcp_cm_sa_local(ep->io.fd, &ep->cm->laddr);
+		tcp_cm_sa_get(&ep->cm->laddr, &ce.local_addr);
+		tcp_cm_sa_get(&ep->cm->raddr, &ce.remote_addr);
+	}
+	rapt_prov_ep_event(ep->cep, &ce);
+}
+
+/* Take the socket off the engine and close it (RST if @abort). */
+void tcp_cm_close(struct tcp_ep *ep, bool abort)
+{
+	rapt_timer_cancel(ep->ia->eng, &ep->timer);
+	rapt_timer_cancel(ep->ia->eng, &ep->park);
+	tcp_cm_set_parked(ep, false);
+	free(ep->cm->hs);
+	ep->cm->hs = NULL;
+	tcp_cm_part_free(&ep->cm->part);
+	tcp_cap_close(ep->cap);
+	ep->cap = NULL;
+	rapt_engine_close(ep->ia->eng, &ep->io, abort);
+}
+
+/*
+ * End the connection: flush every WR, report @type, then close.  The event
+ * is queued before our FIN or RST leaves, so whatever the peer does once it
+ * has seen the close (connect again, say) is queued after it here, even
+ * when a consumer thread is running this through evd_progress.
+ */
+void tcp_cm_end(struct tcp_ep *ep, bool abort, uint32_t type,
+		uint32_t reason, int status, const void *pdata, size_t len)
+{
+	rapt_timer_cancel(ep->ia->eng, &ep->timer);
+	tcp_ep_set_state(ep, TCP_EP_CLOSED);
+	if (!ep->freeing)
+		tcp_dto_flush(ep);
+	tcp_cm_event(ep, type, reason, status, pdata, len, 0);
+	tcp_cm_close(ep, abort);
+}
+
+/* What a failure means in the EP's current state. */
+static uint32_t cm_fail_type(const struct tcp_ep *ep)
+{
+	switch (ep->state) {
+	case TCP_EP_CONNECTING:
+	case TCP_EP_MPA_REQ_SENT:
+		return RAPT_EV_NON_PEER_REJECTED;
+	case TCP_EP_ACCEPTING:
+	case TCP_EP_RTR_WAIT:
+		return RAPT_EV_ACCEPT_ERROR;
+	case TCP_EP_CLOSING:
+		return RAPT_EV_DISCONNECTED;	/* it was closing anyway */
+	default:
+		return RAPT_EV_BROKEN;
+	}
+}
+
+/**
+ * tcp_cm_fail - the transport failed or the peer broke the protocol
+ * @ep: the EP, locked
+ * @status: the event's prov_status: a RAPT_E* code, a negated errno or
+ *          a Terminate's (rapt_prov_status_term())
+ *
+ * Closes with an RST (a FIN after a Terminate), flushes, and reports
+ * BROKEN (ACCEPT_ERROR while
+ * passive and not established, DISCONNECTED during a graceful close).
+ */
+void tcp_cm_fail(struct tcp_ep *ep, int status)
+{
+	uint32_t type;
+
+	if (!tcp_cm_open(ep))
+		return;
+	type = cm_fail_type(ep);
+	/* After a Terminate, an RST could discard it while it still sits
+	 * in our send queue (on a real link it often does): end with a FIN. */
+	tcp_cm_end(ep, !ep->term_sent, type, type == RAPT_EV_NON_PEER_REJECTED ?
+		   RAPT_REJECT_PROTOCOL : 0, status, NULL, 0);
+}
+
+/**
+ * tcp_cm_peer_closed - the peer closed its side (the receive path read 0)
+ * @ep: the EP, locked
+ */
+void tcp_cm_peer_closed(struct tcp_ep *ep)
+{
+	if (!tcp_cm_open(ep))
+		return;
+	if (ep->state == TCP_EP_RTS || ep->state == TCP_EP_CLOSING)
+		tcp_cm_end(ep, false, RAPT_EV_DISCONNECTED, 0, 0, NULL, 0);
+	else
+		tcp_cm_fail(ep, RAPT_ENOTCONN);
+}
+
+/**
+ * tcp_cm_rtr_arrived - the RTR the passive side waited for is in
+ * @ep: the EP, locked, in TCP_EP_RTR_WAIT
+ *
+ * Reports ESTABLISHED: from now on either side may send first.
+ */
+void tcp_cm_rtr_arrived(struct tcp_ep *ep)
+{
+	if (ep->state != TCP_EP_RTR_WAIT)
+		return;
+	rapt_timer_cancel(ep->ia->eng, &ep->timer);
+	tcp_ep_set_state(ep, TCP_EP_RTS);
+	tcp_cm_event(ep, RAPT_EV_ESTABLISHED, 0, 0, NULL, 0, 0);
+}
+
+/* Graceful close, sends drained: send our FIN, wait (bounded) for theirs. */
+void tcp_cm_shutdown(struct tcp_ep *ep)
+{
+	if (shutdown(ep->io.fd, SHUT_WR)) {
+		tcp_cm_fail(ep, -errno);
+		return;
+	}
+	ep->cm->wr_shut = true;
+	rapt_timer_arm(ep->ia->eng, &ep->timer, CM_FIN_WAIT_MS * CM_NS_PER_MS);
+}
+
+/**
+ * tcp_cm_tx_drained - the send queue of a closing EP is empty
+ * @ep: the EP, locked
+ */
+void tcp_cm_tx_drained(struct tcp_ep *ep)
+{
+	if (ep->state == TCP_EP_CLOSING && !ep->cm->wr_shut && ep->io.fd >= 0)
+		tcp_cm_shutdown(ep);
+}
+
+/* ------------------------------------------------------------------ */
+/* The socket handler and the timer                                   */
+/* ------------------------------------------------------------------ */
+
+/* A hang-up the receive path did not turn into an event. */
+static void cm_check_hup(struct tcp_ep *ep)
+{
+	int err = tcp_sock_err(ep->io.fd);
+	uint8_t b;
+	ssize_t n;
+
+	if (err) {
+		tcp_cm_fail(ep, -err);
+		return;
+	}
+	n = recv(ep->io.fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n == 0)
+		tcp_cm_peer_closed(ep);
+	else if (n < 0 && errno != EAGAIN && errno != EINTR)
+		tcp_cm_fail(ep, -errno);
+}
+
+static void cm_data_io(struct tcp_ep *ep, uint32_t events)
+{
+	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+		tcp_rx_progress(ep);
+	/* Data only, and a consumer spins on our EVDs: it will take the
+	 * next bytes itself, so do not wake for them. */
+	if (events == EPOLLIN && tcp_cm_open(ep) && !ep->parked &&
+	    tcp_rx_seasoned(ep) && tcp_ep_polled(ep))
+		tcp_ep_park(ep);
+	if (tcp_cm_open(ep) && (events & EPOLLOUT))
+		tcp_tx_progress(ep);
+	if (tcp_cm_open(ep) && (events & (EPOLLHUP | EPOLLERR)))
+		cm_check_hup(ep);
+}
+
+void tcp_ep_io(struct rapt_io *io, uint32_t events)
+{
+	struct tcp_ep *ep = (struct tcp_ep *)io;
+
+	pthread_mutex_lock(&ep->lock);
+	/* A late event for a socket closed from another thread. */
+	if (ep->io.fd < 0 || ep->freeing)
+		goto out;
+	switch (ep->state) {
+	case TCP_EP_CONNECTING:
+		tcp_cm_connected(ep, events);
+		break;
+	case TCP_EP_MPA_REQ_SENT:
+		if (ep->cm->hs)
+			tcp_cm_request_out(ep);
+		if (tcp_cm_open(ep) && ep->state == TCP_EP_MPA_REQ_SENT &&
+		    !ep->cm->hs)
+			tcp_cm_read_reply(ep, events, 0);
+		break;
+	case TCP_EP_ACCEPTING:
+		tcp_cm_accepting_io(ep, events);
+		break;
+	case TCP_EP_RTR_WAIT:
+	case TCP_EP_RTS:
+	case TCP_EP_CLOSING:
+		cm_data_io(ep, events);
+		break;
+	default:
+		break;
+	}
+out:
+	pthread_mutex_unlock(&ep->lock);
+}
+
+void tcp_ep_timeout(struct rapt_timer *t)
+{
+	struct tcp_ep *ep = rapt_container_of(t, struct tcp_ep, timer);
+
+	pthread_mutex_lock(&ep->lock);
+	/* Re-armed since it expired: this firing is for the old deadline. */
+	if (ep->freeing || !tcp_cm_open(ep) || rapt_timer_armed(ep->ia->eng, t))
+		goto out;
+	switch (ep->state) {
+	case TCP_EP_CONNECTING:
+	case TCP_EP_MPA_REQ_SENT:
+		tcp_cm_end(ep, true, RAPT_EV_TIMED_OUT, 0, RAPT_ETIMEDOUT, NULL,
+			   0);
+		break;
+	case TCP_EP_ACCEPTING:
+	case TCP_EP_RTR_WAIT:
+		tcp_cm_end(ep, true, RAPT_EV_ACCEPT_ERROR, 0, RAPT_ETIMEDOUT,
+			   NULL, 0);
+		break;
+	case TCP_EP_CLOSING:
+		/* No FIN from the peer in time: give up with an RST. */
+		tcp_cm_end(ep, true, RAPT_EV_DISCONNECTED, 0, RAPT_ETIMEDOUT,
+			   NULL, 0);
+		break;
+	default:
+		break;
+	}
+out:
+	pthread_mutex_unlock(&ep->lock);
+}

@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp provider: the EP ops.
+ *
+ * One job: ep_create, ep_free, ep_modify, ep_connect and ep_disconnect:
+ * an EP's memory, its EVDs, its teardown, and the start of an active
+ * connection (the exchange itself is tcp_handshake.c's).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "tcp_cm.h"
+
+/* The distinct EVDs of @ep, for evd_progress. */
+static uint32_t ep_evds(struct tcp_ep *ep, struct tcp_evd *evds[3])
+{
+	struct tcp_evd *all[3] = { ep->recv_evd, ep->req_evd, ep->conn_evd };
+	uint32_t i, j, n = 0;
+
+	for (i = 0; i < 3; i++) {
+		if (!all[i])
+			continue;
+		for (j = 0; j < n && evds[j] != all[i]; j++)
+			;
+		if (j == n)
+			evds[n++] = all[i];
+	}
+	return n;
+}
+
+static void ep_detach(struct tcp_ep *ep, uint32_t upto)
+{
+	struct tcp_evd *evds[3];
+	uint32_t i, n = ep_evds(ep, evds);
+
+	for (i = 0; i < n && i < upto; i++)
+		tcp_evd_detach(evds[i], ep);
+}
+
+static int ep_attach(struct tcp_ep *ep)
+{
+	struct tcp_evd *evds[3];
+	uint32_t i, n = ep_evds(ep, evds);
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		ret = tcp_evd_attach(evds[i], ep);
+		if (ret) {
+			ep_detach(ep, i);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static struct tcp_ep *ep_alloc(struct tcp_ia *ia, struct rapt_core_ep *cep,
+			       struct rapt_ep *handle,
+			       const struct rapt_ep_attr *attr)
+{
+	struct tcp_ep *ep = calloc(1, sizeof(*ep));
+
+	if (!ep)
+		return NULL;
+	ep->cm = calloc(1, sizeof(*ep->cm));
+	if (!ep->cm) {
+		free(ep);
+		return NULL;
+	}
+	ep->ia = ia;
+	ep->cep = cep;
+	ep->handle = handle;
+	ep->attr = *attr;
+	ep->io.fd = -1;
+	ep->io.handler = tcp_ep_io;
+	rapt_timer_init(&ep->timer, tcp_ep_timeout);
+	rapt_timer_init(&ep->park, tcp_ep_park_check);
+	tcp_ep_set_state(ep, TCP_EP_IDLE);
+	pthread_mutex_init(&ep->lock, NULL);
+	return ep;
+}
+
+static void ep_release(void *arg)
+{
+	struct tcp_ep *ep = arg;
+
+	pthread_mutex_destroy(&ep->lock);
+	tcp_cap_close(ep->cap);
+	free(ep->cm->hs);
+	tcp_cm_part_free(&ep->cm->part);
+	free(ep->cm);
+	free(ep);
+}
+
+/**
+ * tcp_ep_create - the ep_create op
+ *
+ * Return: 0, RAPT_ENOMEM, or what tcp_dto_init() returns.
+ */
+int tcp_ep_create(void *pia, void *ppz, struct rapt_core_ep *cep,
+		  struct rapt_ep *handle, const struct rapt_ep_attr *attr,
+		  void *recv_pevd, void *req_pevd, void *conn_pevd, void **pep)
+{
+	struct tcp_ia *ia = pia;
+	struct tcp_ep *ep;
+	int ret;
+
+	ep = ep_alloc(ia, cep, handle, attr);
+	if (!ep)
+		return RAPT_ENOMEM;
+	ep->pz = ppz;
+	ep->recv_evd = recv_pevd;
+	ep->req_evd = req_pevd;
+	ep->conn_evd = conn_pevd;
+	ret = tcp_dto_init(ep);
+	if (ret)
+		goto err_free;
+	ret = ep_attach(ep);
+	if (ret)
+		goto err_dto;
+	pthread_mutex_lock(&ia->lock);
+	ia->nep++;
+	pthread_mutex_unlock(&ia->lock);
+	*pep = ep;
+	return 0;
+
+err_dto:
+	tcp_dto_fini(ep);
+err_free:
+	ep_release(ep);
+	return ret;
+}
+
+/* The runner, between passes: after this no handler acts on @ep. */
+static void ep_teardown(void *arg)
+{
+	struct tcp_ep *ep = arg;
+
+	pthread_mutex_lock(&ep->lock);
+	ep->freeing = true;
+	/* Our FIN is out after every byte we sent: let TCP finish that
+	 * close (an RST would drop what is still unacknowledged). */
+	tcp_cm_close(ep, !(ep->state == TCP_EP_CLOSING && ep->cm->wr_shut));
+	tcp_ep_set_state(ep, TCP_EP_CLOSED);
+	pthread_mutex_unlock(&ep->lock);
+}
+
+/**
+ * tcp_ep_free - the ep_free op
+ *
+ * An open connection is reset, unless a graceful disconnect has sent our
+ * FIN already: TCP then finishes that close on its own.  No event is
+ * reported for @pep any more.
+ *
+ * Return: 0.
+ */
+int tcp_ep_free(void *pep)
+{
+	struct tcp_ep *ep = pep;
+	struct tcp_ia *ia = ep->ia;
+
+	ep_detach(ep, 3);
+	rapt_engine_call(ia->eng, ep_teardown, ep);
+	tcp_dto_fini(ep);
+	pthread_mutex_lock(&ia->lock);
+	ia->nep--;
+	pthread_mutex_unlock(&ia->lock);
+	rapt_engine_retire(ia->eng, &ep->retire, &ep->io, ep_release, ep);
+	return 0;
+}
+
+static int modify_depth(uint32_t want, uint32_t have, const char *what)
+{
+	if (want == have)
+		return 0;
+	rapt_prov_set_error("tcp: %s is fixed when the EP is created (%u)",
+			    what, have);
+	return RAPT_ENOTSUP;
+}
+
+/**
+ * tcp_ep_modify - the ep_modify op
+ *
+ * Read depths and flags change; queue depths are fixed at creation.
+ * Connected, lowered read depths take effect at once.
+ *
+ * Return: 0, RAPT_ENOTSUP.
+ */
+int tcp_ep_modify(void *pep, const struct rapt_ep_attr *attr, uint32_t mask)
+{
+	struct tcp_ep *ep = pep;
+	int ret = 0;
+
+	pthread_mutex_lock(&ep->lock);
+	if (mask & RAPT_EP_ATTR_MAX_SEND)
+		ret = modify_depth(attr->max_send, ep->attr.max_send,
+				   "max_send");
+	if (!ret && (mask & RAPT_EP_ATTR_MAX_RECV))
+		ret = modify_depth(attr->max_recv, ep->attr.max_recv,
+				   "max_recv");
+	if (ret)
+		goto out;
+	if (mask & RAPT_EP_ATTR_RDMA_READ_IN) {
+		ep->attr.rdma_read_in = attr->rdma_read_in;
+		if (ep->state == TCP_EP_RTS)
+			ep->ird = (uint16_t)attr->rdma_read_in;
+	}
+	if (mask & RAPT_EP_ATTR_RDMA_READ_OUT) {
+		ep->attr.rdma_read_out = attr->rdma_read_out;
+		if (ep->state == TCP_EP_RTS)
+			ep->ord = (uint16_t)attr->rdma_read_out;
+	}
+	if (mask & RAPT_EP_ATTR_FLAGS)
+		ep->attr.flags = attr->flags;
+out:
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+/* Start the TCP connect of a locked, idle EP; @hs is the request. */
+static void ep_connect_start(struct tcp_ep *ep, int fd,
+			     const struct sockaddr_storage *ss,
+			     int64_t timeout_us)
+{
+	int ret;
+
+	ep->io.fd = fd;
+	ep->active = true;
+	tcp_ep_set_state(ep, TCP_EP_CONNECTING);
+	tcp_cm_sa_set(&ep->cm->raddr, ss);
+	memset(&ep->cm->laddr, 0, sizeof(ep->cm->laddr));
+	ep->cap = tcp_cap_open(fd);
+	ep->mss_due = true;	/* read once a message needs it (tcp_tx.c) */
+	if (connect(fd, sa_of(ss), rapt_sockaddr_len(sa_of(ss))) &&
+	    errno != EINPROGRESS) {
+		/* Refused or unreachable at once: the event says so. */
+		tcp_cm_connect_failed(ep, errno);
+		return;
+	}
+	/* On a local path TCP is up by now as a rule: the request goes at
+	 * once, without a wait for EPOLLOUT; a connect that already failed
+	 * fails the send. */
+	ret = tcp_cm_send_hs(ep);
+	if (ret) {
+		tcp_cm_connect_failed(ep, -ret);
+		return;
+	}
+	if (ep->cm->hs_off)
+		tcp_ep_set_state(ep, TCP_EP_MPA_REQ_SENT);
+	/* While the peer reads the request: what Nagle's algorithm would
+	 * not have delayed anyway (nothing was in flight), our address for
+	 * ESTABLISHED, the registration. */
+	tcp_sock_nodelay(fd);
+	tcp_cm_sa_local(fd, &ep->cm->laddr);
+	ret = rapt_engine_add(ep->ia->eng, &ep->io,
+			      CM_EP_EVENTS | (ep->cm->hs ? EPOLLOUT : 0));
+	if (ret) {
+		tcp_cm_end(ep, true, RAPT_EV_NON_PEER_REJECTED,
+			   RAPT_REJECT_RESOURCES, ret, NULL, 0);
+		return;
+	}
+	if (timeout_us != RAPT_TIMEOUT_INFINITE &&
+	    timeout_us < INT64_MAX / (int64_t)CM_NS_PER_US)
+		rapt_timer_arm(ep->ia->eng, &ep->timer,
+			       (uint64_t)timeout_us * CM_NS_PER_US);
+}
+
+/**
+ * tcp_ep_connect - the ep_connect op
+ *
+ * Starts a non-blocking TCP connect; the MPA request goes out when it
+ * completes.  A connect refused or unreachable at once is reported as an
+ * event, like one that fails later.
+ *
+ * Return: 0, RAPT_EINVAL (not IPv4/IPv6), RAPT_ESTATE, RAPT_ENOMEM.
+ */
+int tcp_ep_connect(void *pep, const struct sockaddr *remote,
+		   uint64_t service_id, const void *pdata, size_t pdata_len,
+		   int64_t timeout_us)
+{
+	struct tcp_ep *ep = pep;
+	struct sockaddr_storage ss;
+	uint8_t *hs;
+	int ret, fd;
+
+	ret = tcp_sa_copy(remote, (uint16_t)service_id, &ss);
+	if (ret)
+		return ret;
+	hs = malloc(CM_FRAME_MAX);
+	if (!hs)
+		return RAPT_ENOMEM;
+	pthread_mutex_lock(&ep->lock);
+	ret = ep->state == TCP_EP_IDLE ? 0 : RAPT_ESTATE;
+	if (!ret)
+		ret = tcp_cm_build_request(ep, pdata, pdata_len, hs);
+	if (ret < 0)
+		goto err;
+	ep->cm->hs = hs;
+	ep->cm->hs_len = (uint16_t)ret;
+	ep->cm->hs_off = 0;
+	fd = tcp_cm_socket(ep->ia, &ss);
+	if (fd < 0) {
+		ret = fd;
+		goto err;
+	}
+	/* The EP owns the socket and the request from here on: whatever
+	 * happens next is an event. */
+	ep_connect_start(ep, fd, &ss, timeout_us);
+	pthread_mutex_unlock(&ep->lock);
+	return 0;
+
+err:
+	if (ep->cm->hs == hs)
+		ep->cm->hs = NULL;
+	pthread_mutex_unlock(&ep->lock);
+	free(hs);
+	return ret;
+}
+
+/**
+ * tcp_ep_disconnect - the ep_disconnect op
+ *
+ * Graceful: the send queue drains, then our FIN; DISCONNECTED when the
+ * peer's FIN arrives (or CM_FIN_WAIT_MS later, with an RST).  Abrupt, or
+ * a connection not yet established: an RST now.  Either way every WR is
+ * flushed before DISCONNECTED.
+ *
+ * Return: 0.
+ */
+int tcp_ep_disconnect(void *pep, uint32_t flags, const void *pdata,
+		      size_t pdata_len)
+{
+	struct tcp_ep *ep = pep;
+
+	pthread_mutex_lock(&ep->lock);
+	if (!tcp_cm_open(ep))
+		goto out;	/* the outcome is already reported */
+	if (ep->state == TCP_EP_RTS && !(flags & RAPT_CLOSE_ABRUPT)) {
+		tcp_ep_set_state(ep, TCP_EP_CLOSING);
+		if (tcp_tx_idle(ep))
+			tcp_cm_shutdown(ep);
+	} else if (ep->state != TCP_EP_CLOSING ||
+		   (flags & RAPT_CLOSE_ABRUPT)) {
+		tcp_cm_end(ep, true, RAPT_EV_DISCONNECTED, 0, 0, NULL, 0);
+	}
+out:
+	pthread_mutex_unlock(&ep->lock);
+	return 0;
+}

@@ -1,0 +1,705 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the provider toolkit (<rapt/provider_util.h>): lists,
+ * socket addresses, the errno table, the prov_status decoder, and the
+ * engine's timers, deferred functions, calls and registrations.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include <rapt/rapt.h>
+#include <rapt/provider_util.h>
+
+#include "tests/cu_table.h"
+
+/* ------------------------------------------------------------------ */
+/* Lists                                                               */
+/* ------------------------------------------------------------------ */
+
+struct item {
+	int v;
+	struct rapt_list node;
+};
+
+/* The values of @head's items in order, as a string: "1 2 3". */
+static const char *list_str(const struct rapt_list *head)
+{
+	static char buf[128];
+	const struct rapt_list *pos;
+	size_t n = 0;
+
+	buf[0] = 0;
+	rapt_list_for_each(pos, head)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%d",
+				      n ? " " : "",
+				      rapt_container_of(pos, struct item,
+							node)->v);
+	return buf;
+}
+
+static void test_list_add(void)
+{
+	struct rapt_list head = RAPT_LIST_INIT(head);
+	struct item a = { .v = 1 }, b = { .v = 2 }, c = { .v = 3 };
+
+	CU_ASSERT_TRUE(rapt_list_empty(&head));
+	CU_ASSERT_PTR_NULL(rapt_list_first(&head));
+	CU_ASSERT_PTR_NULL(rapt_list_last(&head));
+	rapt_list_add_tail(&head, &b.node);
+	rapt_list_add(&head, &a.node);
+	rapt_list_add_tail(&head, &c.node);
+	CU_ASSERT_FALSE(rapt_list_empty(&head));
+	CU_ASSERT_STRING_EQUAL(list_str(&head), "1 2 3");
+	CU_ASSERT_PTR_EQUAL(rapt_list_first(&head), &a.node);
+	CU_ASSERT_PTR_EQUAL(rapt_list_last(&head), &c.node);
+	CU_ASSERT_PTR_EQUAL(rapt_container_of(rapt_list_last(&head),
+					      struct item, node), &c);
+}
+
+static void test_list_del(void)
+{
+	struct rapt_list head;
+	struct item it[4] = { { .v = 0 }, { .v = 1 }, { .v = 2 },
+			      { .v = 3 } };
+	int i;
+
+	rapt_list_init(&head);
+	for (i = 0; i < 4; i++)
+		rapt_list_add_tail(&head, &it[i].node);
+	rapt_list_del(&it[0].node);	/* first */
+	rapt_list_del(&it[2].node);	/* middle */
+	CU_ASSERT_STRING_EQUAL(list_str(&head), "1 3");
+	CU_ASSERT_TRUE(rapt_list_empty(&it[0].node));	/* unlinked */
+	rapt_list_del(&it[0].node);	/* twice: harmless */
+	rapt_list_del(&it[3].node);	/* last */
+	CU_ASSERT_STRING_EQUAL(list_str(&head), "1");
+	rapt_list_del(&it[1].node);
+	CU_ASSERT_TRUE(rapt_list_empty(&head));
+	CU_ASSERT_STRING_EQUAL(list_str(&head), "");
+}
+
+static void test_list_insert_after(void)
+{
+	struct rapt_list head = RAPT_LIST_INIT(head);
+	struct item a = { .v = 1 }, b = { .v = 2 }, c = { .v = 3 };
+
+	rapt_list_insert_after(&head, &c.node);		/* as first */
+	rapt_list_insert_after(&head, &a.node);
+	rapt_list_insert_after(&a.node, &b.node);
+	CU_ASSERT_STRING_EQUAL(list_str(&head), "1 2 3");
+	CU_ASSERT_PTR_EQUAL(c.node.next, &head);
+	CU_ASSERT_PTR_EQUAL(head.prev, &c.node);
+}
+
+static void test_list_for_each_safe(void)
+{
+	struct rapt_list head = RAPT_LIST_INIT(head), *pos, *tmp;
+	struct item it[6];
+	int i;
+
+	for (i = 0; i < 6; i++) {
+		it[i].v = i;
+		rapt_list_add_tail(&head, &it[i].node);
+	}
+	rapt_list_for_each_safe(pos, tmp, &head)
+		if (rapt_container_of(pos, struct item, node)->v % 2)
+			rapt_list_del(pos);
+	CU_ASSERT_STRING_EQUAL(list_str(&head), "0 2 4");
+	rapt_list_for_each_safe(pos, tmp, &head)
+		rapt_list_del(pos);
+	CU_ASSERT_TRUE(rapt_list_empty(&head));
+}
+
+/* ------------------------------------------------------------------ */
+/* Socket addresses                                                    */
+/* ------------------------------------------------------------------ */
+
+static struct sockaddr_storage v4(const char *ip, uint16_t port)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+	memset(&ss, 0, sizeof(ss));
+	in->sin_family = AF_INET;
+	in->sin_port = htons(port);
+	CU_ASSERT_EQUAL(inet_pton(AF_INET, ip, &in->sin_addr), 1);
+	return ss;
+}
+
+static struct sockaddr_storage v6(const char *ip, uint16_t port,
+				  uint32_t scope)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+	memset(&ss, 0, sizeof(ss));
+	in6->sin6_family = AF_INET6;
+	in6->sin6_port = htons(port);
+	in6->sin6_scope_id = scope;
+	CU_ASSERT_EQUAL(inet_pton(AF_INET6, ip, &in6->sin6_addr), 1);
+	return ss;
+}
+
+#define SA(ss) ((struct sockaddr *)&(ss))
+
+static void test_sa_len_copy(void)
+{
+	struct sockaddr_storage a = v4("192.0.2.1", 7), b = v6("::1", 8, 0);
+	struct sockaddr_storage out, un = { .ss_family = AF_UNIX };
+
+	CU_ASSERT_EQUAL(rapt_sockaddr_len(SA(a)), sizeof(struct sockaddr_in));
+	CU_ASSERT_EQUAL(rapt_sockaddr_len(SA(b)),
+			sizeof(struct sockaddr_in6));
+	CU_ASSERT_EQUAL(rapt_sockaddr_len(SA(un)), 0);
+	memset(&out, 0xa5, sizeof(out));
+	CU_ASSERT_EQUAL(rapt_sockaddr_copy(&out, SA(a)), 0);
+	CU_ASSERT_EQUAL(memcmp(&out, &a, sizeof(out)), 0);
+	CU_ASSERT_EQUAL(rapt_sockaddr_copy(&out, SA(b)), 0);
+	CU_ASSERT_EQUAL(memcmp(&out, &b, sizeof(out)), 0);
+	CU_ASSERT_EQUAL(rapt_sockaddr_copy(&out, SA(un)), RAPT_EINVAL);
+	CU_ASSERT_EQUAL(memcmp(&out, &b, sizeof(out)), 0);	/* untouched */
+}
+
+static void test_sa_port(void)
+{
+	struct sockaddr_storage a = v4("192.0.2.1", 4791);
+	struct sockaddr_storage b = v6("2001:db8::1", 1, 0);
+	struct sockaddr_storage un = { .ss_family = AF_UNIX };
+
+	CU_ASSERT_EQUAL(rapt_sockaddr_port(SA(a)), 4791);
+	CU_ASSERT_EQUAL(rapt_sockaddr_port(SA(b)), 1);
+	CU_ASSERT_EQUAL(rapt_sockaddr_port(SA(un)), 0);
+	rapt_sockaddr_set_port(SA(a), 65535);
+	rapt_sockaddr_set_port(SA(b), 0);
+	rapt_sockaddr_set_port(SA(un), 9);	/* ignored */
+	CU_ASSERT_EQUAL(((struct sockaddr_in *)&a)->sin_port, htons(65535));
+	CU_ASSERT_EQUAL(rapt_sockaddr_port(SA(b)), 0);
+	CU_ASSERT_EQUAL(rapt_sockaddr_port(SA(un)), 0);
+}
+
+static void test_sa_compare(void)
+{
+	struct sockaddr_storage a = v4("192.0.2.1", 1), a2 = v4("192.0.2.1", 2);
+	struct sockaddr_storage b = v4("192.0.2.2", 1);
+	struct sockaddr_storage c = v6("fe80::1", 1, 2);
+	struct sockaddr_storage c2 = v6("fe80::1", 1, 3);
+	struct sockaddr_storage d = v6("::ffff:192.0.2.1", 1, 0);
+	struct sockaddr_storage un = { .ss_family = AF_UNIX };
+
+	CU_ASSERT_TRUE(rapt_sockaddr_same_ip(SA(a), SA(a2)));
+	CU_ASSERT_FALSE(rapt_sockaddr_equal(SA(a), SA(a2)));
+	CU_ASSERT_TRUE(rapt_sockaddr_equal(SA(a), SA(a)));
+	CU_ASSERT_FALSE(rapt_sockaddr_same_ip(SA(a), SA(b)));
+	CU_ASSERT_TRUE(rapt_sockaddr_equal(SA(c), SA(c)));
+	CU_ASSERT_FALSE(rapt_sockaddr_same_ip(SA(c), SA(c2)));	/* scope */
+	CU_ASSERT_FALSE(rapt_sockaddr_same_ip(SA(a), SA(d)));	/* family */
+	CU_ASSERT_FALSE(rapt_sockaddr_same_ip(SA(un), SA(un)));
+}
+
+static void test_sa_is_any(void)
+{
+	struct sockaddr_storage a = v4("0.0.0.0", 5), b = v6("::", 5, 0);
+	struct sockaddr_storage c = v4("127.0.0.1", 5), d = v6("::1", 5, 0);
+	struct sockaddr_storage un = { .ss_family = AF_UNIX };
+
+	CU_ASSERT_TRUE(rapt_sockaddr_is_any(SA(a)));
+	CU_ASSERT_TRUE(rapt_sockaddr_is_any(SA(b)));
+	CU_ASSERT_FALSE(rapt_sockaddr_is_any(SA(c)));
+	CU_ASSERT_FALSE(rapt_sockaddr_is_any(SA(d)));
+	CU_ASSERT_FALSE(rapt_sockaddr_is_any(SA(un)));
+}
+
+static void test_sa_str(void)
+{
+	struct sockaddr_storage a = v4("192.0.2.1", 4791);
+	struct sockaddr_storage b = v6("2001:db8::1", 80, 0);
+	struct sockaddr_storage c = v6("fe80::1", 80, 2);
+	struct sockaddr_storage u = { .ss_family = AF_UNSPEC };
+	struct sockaddr_storage un = { .ss_family = AF_UNIX };
+	char buf[RAPT_SOCKADDR_STRLEN], want[16], small[8];
+
+	CU_ASSERT_STRING_EQUAL(rapt_sockaddr_str(SA(a), buf, sizeof(buf)),
+			       "192.0.2.1:4791");
+	CU_ASSERT_STRING_EQUAL(rapt_sockaddr_str(SA(b), buf, sizeof(buf)),
+			       "[2001:db8::1]:80");
+	CU_ASSERT_STRING_EQUAL(rapt_sockaddr_str(SA(c), buf, sizeof(buf)),
+			       "[fe80::1%2]:80");
+	CU_ASSERT_STRING_EQUAL(rapt_sockaddr_str(SA(u), buf, sizeof(buf)),
+			       "unspecified");
+	snprintf(want, sizeof(want), "family %d", AF_UNIX);
+	CU_ASSERT_STRING_EQUAL(rapt_sockaddr_str(SA(un), buf, sizeof(buf)),
+			       want);
+	CU_ASSERT_STRING_EQUAL(rapt_sockaddr_str(SA(a), small, sizeof(small)),
+			       "192.0.2");
+	CU_ASSERT_PTR_EQUAL(rapt_sockaddr_str(SA(a), small, 0), small);
+	CU_ASSERT_STRING_EQUAL(small, "192.0.2");	/* untouched */
+}
+
+/* ------------------------------------------------------------------ */
+/* errno -> RAPT_E*                                                    */
+/* ------------------------------------------------------------------ */
+
+static const struct {
+	int err;
+	int status;
+} errno_cases[] = {
+	{ 0, 0 },
+	{ EPERM, RAPT_EACCES },
+	{ ENOENT, RAPT_ENOENT },
+	{ EINTR, RAPT_EINTR },
+	{ EIO, RAPT_EIO },
+	{ ENXIO, RAPT_ENODEV },
+	{ E2BIG, RAPT_ELENGTH },
+	{ EAGAIN, RAPT_EAGAIN },
+	{ EWOULDBLOCK, RAPT_EAGAIN },
+	{ ENOMEM, RAPT_ENOMEM },
+	{ EACCES, RAPT_EACCES },
+	{ EBUSY, RAPT_EBUSY },
+	{ EEXIST, RAPT_EEXIST },
+	{ ENODEV, RAPT_ENODEV },
+	{ EINVAL, RAPT_EINVAL },
+	{ ENFILE, RAPT_ENOMEM },
+	{ EMFILE, RAPT_ENOMEM },
+	{ ENOSPC, RAPT_ENOMEM },
+	{ ERANGE, RAPT_ERANGE },
+	{ ENOSYS, RAPT_ENOTSUP },
+	{ EOVERFLOW, RAPT_ERANGE },
+	{ EPROTO, RAPT_EPROTO },
+	{ EMSGSIZE, RAPT_ELENGTH },
+	{ EOPNOTSUPP, RAPT_ENOTSUP },
+	{ ENOTSUP, RAPT_ENOTSUP },
+	{ EAFNOSUPPORT, RAPT_EINVAL },
+	{ EADDRINUSE, RAPT_EADDRINUSE },
+	{ EADDRNOTAVAIL, RAPT_EINVAL },
+	{ ENOBUFS, RAPT_ENOMEM },
+	{ ENOTCONN, RAPT_ENOTCONN },
+	{ ETIMEDOUT, RAPT_ETIMEDOUT },
+	{ ECONNREFUSED, RAPT_ECONNREFUSED },
+	{ ECANCELED, RAPT_ECANCELED },
+	/* no code of rapt's own */
+	{ EHOSTUNREACH, RAPT_EPROVIDER },
+	{ ECONNRESET, RAPT_EPROVIDER },
+	{ EBADF, RAPT_EPROVIDER },
+	{ 4095, RAPT_EPROVIDER },
+};
+
+static void test_errno_table(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(errno_cases) / sizeof(errno_cases[0]); i++) {
+		int got = rapt_errno_status(errno_cases[i].err);
+
+		if (got != errno_cases[i].status)
+			printf("\n  errno %d: %s, want %s", errno_cases[i].err,
+			       rapt_err_name(got),
+			       rapt_err_name(errno_cases[i].status));
+		CU_ASSERT_EQUAL(got, errno_cases[i].status);
+		/* rdma_cm's -1/errno and negated errnos map the same. */
+		CU_ASSERT_EQUAL(rapt_errno_status(-errno_cases[i].err),
+				errno_cases[i].status);
+	}
+}
+
+/* Every errno maps to a code rapt_strerror() knows. */
+static void test_errno_all_known(void)
+{
+	const char *name;
+	int err;
+
+	for (err = 0; err < 4096; err++) {
+		name = rapt_err_name(rapt_errno_status(err));
+		CU_ASSERT_STRING_NOT_EQUAL(name, "RAPT_E?");
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* prov_status                                                         */
+/* ------------------------------------------------------------------ */
+
+static const struct {
+	int32_t v;
+	const char *text;
+} status_cases[] = {
+	{ 0, "no detail" },
+	{ RAPT_EPROTO, "RAPT_EPROTO: protocol error" },
+	{ RAPT_ETIMEDOUT, "RAPT_ETIMEDOUT: timed out" },
+	{ -ECONNREFUSED, "RAPT_ECONNREFUSED: connection refused" },
+	{ -5000, "status -5000" },
+	{ 0x7f000001, "provider status 0x7f000001" },
+	{ 0x03000000, "provider status 0x03000000" },
+};
+
+static void test_status_codes(void)
+{
+	char buf[RAPT_PROV_STATUS_STRLEN], want[RAPT_PROV_STATUS_STRLEN];
+	size_t i;
+
+	for (i = 0; i < sizeof(status_cases) / sizeof(status_cases[0]); i++)
+		CU_ASSERT_STRING_EQUAL(rapt_prov_status_str(status_cases[i].v,
+							    buf, sizeof(buf)),
+				       status_cases[i].text);
+	/* A negated errno rapt has no code for: the errno's own words. */
+	rapt_prov_status_str(-EHOSTUNREACH, buf, sizeof(buf));
+#ifdef HAVE_STRERRORNAME_NP
+	snprintf(want, sizeof(want), "EHOSTUNREACH: %s",
+		 strerror(EHOSTUNREACH));
+#else
+	snprintf(want, sizeof(want), "errno %d: %s", EHOSTUNREACH,
+		 strerror(EHOSTUNREACH));
+#endif
+	CU_ASSERT_STRING_EQUAL(buf, want);
+	/* Every RAPT_E* code is named. */
+	for (i = 1; i < 300; i++) {
+		rapt_prov_status_str(-(int32_t)i, buf, sizeof(buf));
+		if (strcmp(rapt_err_name(-(int)i), "RAPT_E?"))
+			CU_ASSERT_EQUAL(strncmp(buf, "RAPT_E", 6), 0);
+	}
+}
+
+static void test_status_kinds(void)
+{
+	CU_ASSERT_EQUAL(rapt_prov_status_kind(0), RAPT_PROV_STATUS_CODE);
+	CU_ASSERT_EQUAL(rapt_prov_status_kind(RAPT_EPROTO),
+			RAPT_PROV_STATUS_CODE);
+	CU_ASSERT_EQUAL(rapt_prov_status_kind(INT32_MIN),
+			RAPT_PROV_STATUS_CODE);
+	CU_ASSERT_EQUAL(rapt_prov_status_kind(rapt_prov_status_term(1, 2, 15,
+								    255)),
+			RAPT_PROV_STATUS_TERM);
+	CU_ASSERT_EQUAL(rapt_prov_status_kind(rapt_prov_status_wc(0)),
+			RAPT_PROV_STATUS_WC);
+	CU_ASSERT_EQUAL(rapt_prov_status_term(false, 0, 1, 0), 0x01000100);
+	CU_ASSERT_EQUAL(rapt_prov_status_term(true, 2, 0, 7), 0x01012007);
+	CU_ASSERT_EQUAL(rapt_prov_status_wc(10), 0x0200000a);
+	CU_ASSERT_TRUE(rapt_prov_status_wc(0) > 0);
+}
+
+static const struct {
+	int32_t v;
+	const char *text;
+} term_cases[] = {
+	{ 0x01000100, "Terminate sent: RDMAP remote protection error: "
+		      "invalid STag (layer 0 type 1 code 0x00)" },
+	{ 0x01010109, "Terminate received: RDMAP remote protection error: "
+		      "STag cannot be invalidated (layer 0 type 1 code 0x09)" },
+	{ 0x01000209, "Terminate sent: RDMAP remote operation error: STag "
+		      "cannot be invalidated (layer 0 type 2 code 0x09)" },
+	{ 0x01011203, "Terminate received: DDP untagged buffer error: "
+		      "invalid MSN, MSN range (layer 1 type 2 code 0x03)" },
+	{ 0x01002007, "Terminate sent: LLP (MPA) MPA error: no matching RTR "
+		      "model (layer 2 type 0 code 0x07)" },
+	{ 0x01000000, "Terminate sent: RDMAP local catastrophic error "
+		      "(layer 0 type 0 code 0x00)" },
+	{ 0x01003f42, "Terminate sent: unknown layer unknown error type "
+		      "(layer 3 type 15 code 0x42)" },
+	{ 0x01001177, "Terminate sent: DDP tagged buffer error "
+		      "(layer 1 type 1 code 0x77)" },
+};
+
+static void test_status_term(void)
+{
+	char buf[RAPT_PROV_STATUS_STRLEN];
+	unsigned int l, t, c, named = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(term_cases) / sizeof(term_cases[0]); i++)
+		CU_ASSERT_STRING_EQUAL(rapt_prov_status_str(term_cases[i].v,
+							    buf, sizeof(buf)),
+				       term_cases[i].text);
+	/* Every code of RFC 5040, 5041, 5044 and 6581 has its words: 7 +
+	 * 6 RDMAP, 5 + 6 DDP, 7 LLP. */
+	for (l = 0; l < 16; l++)
+		for (t = 0; t < 16; t++)
+			for (c = 0; c < 256; c++) {
+				rapt_prov_status_str(rapt_prov_status_term(
+					false, (uint8_t)l, (uint8_t)t,
+					(uint8_t)c), buf, sizeof(buf));
+				named += strstr(buf, "error: ") != NULL;
+			}
+	CU_ASSERT_EQUAL(named, 31);
+}
+
+static void test_status_wc(void)
+{
+	char buf[RAPT_PROV_STATUS_STRLEN];
+	uint32_t s;
+
+	CU_ASSERT_STRING_EQUAL(rapt_prov_status_str(rapt_prov_status_wc(10),
+						    buf, sizeof(buf)),
+			       "verbs completion IBV_WC_REM_ACCESS_ERR: "
+			       "remote access error");
+	CU_ASSERT_STRING_EQUAL(rapt_prov_status_str(rapt_prov_status_wc(5),
+						    buf, sizeof(buf)),
+			       "verbs completion IBV_WC_WR_FLUSH_ERR: "
+			       "work request flushed");
+	for (s = 0; s <= 23; s++) {
+		rapt_prov_status_str(rapt_prov_status_wc(s), buf, sizeof(buf));
+		CU_ASSERT_EQUAL(strncmp(buf, "verbs completion IBV_WC_", 24),
+				0);
+	}
+	CU_ASSERT_STRING_EQUAL(rapt_prov_status_str(rapt_prov_status_wc(24),
+						    buf, sizeof(buf)),
+			       "verbs completion status 24");
+}
+
+static void test_status_short_buf(void)
+{
+	char buf[8] = "xxxxxxx";
+
+	CU_ASSERT_PTR_EQUAL(rapt_prov_status_str(RAPT_EPROTO, buf, 0), buf);
+	CU_ASSERT_STRING_EQUAL(buf, "xxxxxxx");
+	CU_ASSERT_STRING_EQUAL(rapt_prov_status_str(RAPT_EPROTO, buf,
+						    sizeof(buf)), "RAPT_EP");
+	CU_ASSERT_STRING_EQUAL(rapt_prov_status_str(0x01000100, buf,
+						    sizeof(buf)), "Termina");
+}
+
+/* ------------------------------------------------------------------ */
+/* Engine                                                              */
+/* ------------------------------------------------------------------ */
+
+#define NS_PER_MS 1000000ull
+
+/* What the engine's callbacks saw.  They run on the engine thread, and
+ * CUnit is not thread-safe: they count what is wrong in @bad, which the
+ * test asserts on once they have run. */
+struct fired {
+	pthread_mutex_t lock;
+	char order[64];
+	int n;
+	int bad;
+};
+
+static struct fired fired = { .lock = PTHREAD_MUTEX_INITIALIZER };
+static struct rapt_engine *test_eng;
+
+struct named_timer {
+	struct rapt_timer t;
+	char name;
+};
+
+/* Record @c; @ok false counts as wrong. */
+static void note(char c, bool ok)
+{
+	pthread_mutex_lock(&fired.lock);
+	if (fired.n < (int)sizeof(fired.order) - 1)
+		fired.order[fired.n++] = c;
+	fired.order[fired.n] = 0;
+	fired.bad += !ok;
+	pthread_mutex_unlock(&fired.lock);
+}
+
+static void timer_fire(struct rapt_timer *t)
+{
+	note(rapt_container_of(t, struct named_timer, t)->name,
+	     rapt_engine_on_thread(test_eng) &&
+	     !rapt_timer_armed(test_eng, t));
+}
+
+/* Wait (2 s at most) until @n notes are in. */
+static int wait_fired(int n)
+{
+	struct timespec ts = { .tv_nsec = 1000000 };
+	int i, got = 0;
+
+	for (i = 0; i < 2000; i++) {
+		pthread_mutex_lock(&fired.lock);
+		got = fired.n;
+		pthread_mutex_unlock(&fired.lock);
+		if (got >= n)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	return got;
+}
+
+static void fired_reset(void)
+{
+	pthread_mutex_lock(&fired.lock);
+	fired.n = 0;
+	fired.bad = 0;
+	fired.order[0] = 0;
+	pthread_mutex_unlock(&fired.lock);
+}
+
+static void test_engine_timers(void)
+{
+	struct named_timer t[6];
+	const char *names = "abcdef";
+	int i;
+
+	CU_ASSERT_EQUAL_FATAL(rapt_engine_start(&test_eng, "test"), 0);
+	fired_reset();
+	for (i = 0; i < 6; i++) {
+		rapt_timer_init(&t[i].t, timer_fire);
+		t[i].name = names[i];
+		CU_ASSERT_FALSE(rapt_timer_armed(test_eng, &t[i].t));
+	}
+	/* Far enough apart that a slow (sanitizer) build keeps the order:
+	 * nothing is due before the last call here. */
+	rapt_timer_arm(test_eng, &t[0].t, 600 * NS_PER_MS);	/* a */
+	rapt_timer_arm(test_eng, &t[1].t, 200 * NS_PER_MS);	/* b */
+	rapt_timer_arm(test_eng, &t[2].t, 400 * NS_PER_MS);	/* c */
+	rapt_timer_arm(test_eng, &t[3].t, 400 * NS_PER_MS);	/* d, after c */
+	rapt_timer_arm(test_eng, &t[4].t, 100 * NS_PER_MS);	/* e */
+	rapt_timer_arm(test_eng, &t[5].t, 150 * NS_PER_MS);	/* f */
+	CU_ASSERT_TRUE(rapt_timer_armed(test_eng, &t[4].t));
+	rapt_timer_cancel(test_eng, &t[4].t);			/* e never */
+	rapt_timer_cancel(test_eng, &t[4].t);			/* twice */
+	CU_ASSERT_FALSE(rapt_timer_armed(test_eng, &t[4].t));
+	rapt_timer_arm(test_eng, &t[5].t, 800 * NS_PER_MS);	/* f last */
+	CU_ASSERT_EQUAL(wait_fired(5), 5);
+	CU_ASSERT_STRING_EQUAL(fired.order, "bcdaf");
+	CU_ASSERT_EQUAL(fired.bad, 0);
+	for (i = 0; i < 6; i++)
+		CU_ASSERT_FALSE(rapt_timer_armed(test_eng, &t[i].t));
+	rapt_engine_stop(test_eng);
+}
+
+static void defer_fn(void *arg)
+{
+	note(*(const char *)arg, rapt_engine_on_thread(test_eng));
+}
+
+/* Deferred functions run in order, before a later call's function; the
+ * call runs in the caller's thread. */
+static void test_engine_defer_call(void)
+{
+	static const char a = 'a', b = 'b', c = 'c', d = 'd';
+
+	CU_ASSERT_EQUAL_FATAL(rapt_engine_start(&test_eng, "test"), 0);
+	fired_reset();
+	CU_ASSERT_FALSE(rapt_engine_on_thread(test_eng));
+	CU_ASSERT_EQUAL(rapt_engine_defer(test_eng, defer_fn, (void *)&a), 0);
+	CU_ASSERT_EQUAL(rapt_engine_defer(test_eng, defer_fn, (void *)&b), 0);
+	rapt_engine_call(test_eng, defer_fn, (void *)&c);
+	CU_ASSERT_EQUAL(wait_fired(3), 3);
+	CU_ASSERT_STRING_EQUAL(fired.order, "abc");
+	/* Queued at stop: still run. */
+	CU_ASSERT_EQUAL(rapt_engine_defer(test_eng, defer_fn, (void *)&d), 0);
+	rapt_engine_stop(test_eng);
+	CU_ASSERT_STRING_EQUAL(fired.order, "abcd");
+	CU_ASSERT_EQUAL(fired.bad, 0);
+}
+
+struct pipe_io {
+	struct rapt_io io;
+	int wfd;
+	struct rapt_retire retire;
+};
+
+static void pipe_handler(struct rapt_io *io, uint32_t events)
+{
+	char c = '?';
+
+	if (read(io->fd, &c, 1) != 1 || !(events & EPOLLIN))
+		c = '?';
+	note(c, rapt_engine_on_thread(test_eng));
+}
+
+static void pipe_free(void *arg)
+{
+	note('X', true);
+	close(((struct pipe_io *)arg)->wfd);
+}
+
+static void pipe_close(void *arg)
+{
+	struct pipe_io *p = arg;
+
+	rapt_engine_close(test_eng, &p->io, false);
+	CU_ASSERT_EQUAL(p->io.fd, -1);
+	CU_ASSERT_FALSE(p->io.registered);
+}
+
+/* A registration's handler runs on readiness, in the engine thread or
+ * in a driving consumer's; a retired object is freed. */
+static void test_engine_io(void)
+{
+	struct pipe_io p = { .io = { .handler = pipe_handler } };
+	int fds[2];
+
+	CU_ASSERT_EQUAL_FATAL(pipe(fds), 0);
+	p.io.fd = fds[0];
+	p.wfd = fds[1];
+	CU_ASSERT_EQUAL_FATAL(rapt_engine_start(&test_eng, "test"), 0);
+	fired_reset();
+	CU_ASSERT_EQUAL(rapt_engine_add(test_eng, &p.io, EPOLLIN), 0);
+	CU_ASSERT_TRUE(p.io.registered);
+	CU_ASSERT_EQUAL(p.io.events, EPOLLIN);
+	CU_ASSERT_EQUAL(write(p.wfd, "1", 1), 1);
+	CU_ASSERT_EQUAL(wait_fired(1), 1);
+	CU_ASSERT_EQUAL(rapt_engine_mod(test_eng, &p.io, 0), 0);
+	CU_ASSERT_EQUAL(write(p.wfd, "2", 1), 1);
+	rapt_engine_drive(test_eng);	/* no interest: nothing runs */
+	CU_ASSERT_EQUAL(rapt_engine_mod(test_eng, &p.io, EPOLLIN), 0);
+	rapt_engine_drive(test_eng);
+	CU_ASSERT_EQUAL(wait_fired(2), 2);
+	rapt_engine_call(test_eng, pipe_close, &p);
+	rapt_engine_retire(test_eng, &p.retire, &p.io, pipe_free, &p);
+	rapt_engine_stop(test_eng);
+	CU_ASSERT_STRING_EQUAL(fired.order, "12X");
+	CU_ASSERT_EQUAL(fired.bad, 0);
+}
+
+/* ------------------------------------------------------------------ */
+
+static const struct test_case list_cases[] = {
+	{ "add, add_tail, first, last", test_list_add },
+	{ "del: first, middle, last, twice", test_list_del },
+	{ "insert_after", test_list_insert_after },
+	{ "for_each_safe unlinking", test_list_for_each_safe },
+	{ NULL, NULL },
+};
+
+static const struct test_case sockaddr_cases[] = {
+	{ "len and copy", test_sa_len_copy },
+	{ "port and set_port", test_sa_port },
+	{ "same_ip and equal", test_sa_compare },
+	{ "is_any", test_sa_is_any },
+	{ "str", test_sa_str },
+	{ NULL, NULL },
+};
+
+static const struct test_case status_cases_tbl[] = {
+	{ "errno table", test_errno_table },
+	{ "every errno maps to a rapt code", test_errno_all_known },
+	{ "codes and errnos", test_status_codes },
+	{ "kinds and encoders", test_status_kinds },
+	{ "Terminate layer/type/code", test_status_term },
+	{ "verbs WC status", test_status_wc },
+	{ "short buffers", test_status_short_buf },
+	{ NULL, NULL },
+};
+
+static const struct test_case engine_cases[] = {
+	{ "timer order, cancel, re-arm", test_engine_timers },
+	{ "defer and call order", test_engine_defer_call },
+	{ "registration, drive, retire", test_engine_io },
+	{ NULL, NULL },
+};
+
+static const struct test_suite suites[] = {
+	{ "list", list_cases },
+	{ "sockaddr", sockaddr_cases },
+	{ "status", status_cases_tbl },
+	{ "engine", engine_cases },
+};
+
+int main(void)
+{
+	return cu_table_run(suites, sizeof(suites) / sizeof(suites[0]));
+}

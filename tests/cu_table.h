@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The runner of table-driven CUnit tests: suites of named cases, run in
+ * verbose mode.  Test-only, header-only.
+ */
+#ifndef RAPT_TESTS_CU_TABLE_H
+#define RAPT_TESTS_CU_TABLE_H
+
+#include <stddef.h>
+
+#include <CUnit/Basic.h>
+
+/* A named case; a table of them ends with { NULL, NULL }. */
+struct test_case {
+	const char *name;
+	CU_TestFunc fn;
+};
+
+struct test_suite {
+	const char *name;
+	const struct test_case *cases;
+};
+
+/* Run @n suites: 0 if every case passed, 1 if one failed, 99 if CUnit
+ * could not be set up (the automake hard-error code). */
+static inline int cu_table_run(const struct test_suite *suites, size_t n)
+{
+	const struct test_case *c;
+	unsigned int failed;
+	CU_pSuite s;
+	size_t i;
+
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 99;
+	for (i = 0; i < n; i++) {
+		s = CU_add_suite(suites[i].name, NULL, NULL);
+		if (!s)
+			goto err_registry;
+		for (c = suites[i].cases; c->name; c++)
+			if (!CU_add_test(s, c->name, c->fn))
+				goto err_registry;
+	}
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failed = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	return failed ? 1 : 0;
+
+err_registry:
+	CU_cleanup_registry();
+	return 99;
+}
+
+#endif /* RAPT_TESTS_CU_TABLE_H */
