@@ -1,11 +1,14 @@
 #!/bin/bash
 # Run every rapt test on a fresh Debian 12 machine: installs what is
-# missing, then builds and tests four ways:
+# missing, then builds and tests in these stages:
 #   1. release build, -Werror: make check
 #   2. ASan + UBSan build: make check
 #   3. TSan build: make check (the threaded tests matter here)
 #   4. make distcheck (the tarball builds and passes on its own)
-#   5. interop: the tcp provider against the Linux kernel's soft-iWARP
+#   5. the Debian packages: build, lintian, install, use the installed
+#      files (rapt_info, the demo, man pages, an out-of-tree provider),
+#      purge (tests/packaging.sh; root)
+#   6. interop: the tcp provider against the Linux kernel's soft-iWARP
 #      driver (siw) in a qemu VM (tests/interop/run-siw-vm.sh; root)
 # Exit status is 0 only if all of them pass.
 set -euo pipefail
@@ -58,17 +61,26 @@ run "check (ASan+UBSan)" check_in build-ci-asan --enable-werror --enable-debug \
 run "check (TSan)" check_in build-ci-tsan --enable-werror --enable-tsan
 run "distcheck" make -C "$(tests/ci/build.sh build-ci --enable-werror)" distcheck \
 	DISTCHECK_CONFIGURE_FLAGS=--enable-werror
-# Its PASS/FAIL lines count with the automake tests.
-siw_interop() {
-	local b out n
-	b=$(tests/ci/build.sh build-ci --enable-werror) || return 1
+# Run a script that prints PASS:/FAIL:/SKIP: lines; they count with the
+# automake tests.
+counted() {
+	local out n rc
 	out=$(mktemp)
-	tests/interop/run-siw-vm.sh "$b" 2>&1 | tee "$out"
-	local rc=${PIPESTATUS[0]}
+	"$@" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
 	n=$(grep -c '^PASS: ' "$out" || true); tpass=$((tpass + n))
 	n=$(grep -c '^FAIL: ' "$out" || true); tfail=$((tfail + n))
+	n=$(grep -c '^SKIP: ' "$out" || true); tskip=$((tskip + n))
 	rm -f "$out"
 	return "$rc"
+}
+# Build the Debian packages, install them, run against the installed
+# files, purge (root; about a minute).
+run "Debian packages" counted tests/packaging.sh
+siw_interop() {
+	local b
+	b=$(tests/ci/build.sh build-ci --enable-werror) || return 1
+	counted tests/interop/run-siw-vm.sh "$b"
 }
 run "interop with kernel siw (qemu)" siw_interop
 
