@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The object ops of the "fakeops" provider (see fake_ops.h): stubs that
+ * count their calls, keep a count of the objects alive, and block where
+ * the test says.  Thread-safe: the core may call them from many threads.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_ops.h"
+
+struct fake_hook {
+	unsigned int calls;
+	unsigned int to_block;		/* calls still to block */
+	unsigned int blocked;		/* calls blocked now */
+	unsigned int gen;		/* bumped by each release */
+};
+
+/* A provider object: only its kind, so that ASan sees any misuse. */
+struct fake_obj {
+	enum fake_kind kind;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* a call blocked, or a release */
+	struct fake_hook hook[FAKE_NOPS];
+	int live[FAKE_NKINDS];
+	uint32_t key_seq;
+} fk = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.cond = PTHREAD_COND_INITIALIZER,
+};
+
+/* Count a call of @op, and hold it here while the test wants it held. */
+static void fake_enter(enum fake_op op)
+{
+	struct fake_hook *h = &fk.hook[op];
+	unsigned int gen;
+
+	pthread_mutex_lock(&fk.lock);
+	h->calls++;
+	if (h->to_block) {
+		h->to_block--;
+		h->blocked++;
+		gen = h->gen;
+		pthread_cond_broadcast(&fk.cond);
+		while (h->gen == gen)
+			pthread_cond_wait(&fk.cond, &fk.lock);
+		h->blocked--;
+	}
+	pthread_mutex_unlock(&fk.lock);
+}
+
+static int fake_new(enum fake_kind kind, void **out)
+{
+	struct fake_obj *o = calloc(1, sizeof(*o));
+
+	if (!o)
+		return RAPT_ENOMEM;
+	o->kind = kind;
+	pthread_mutex_lock(&fk.lock);
+	fk.live[kind]++;
+	pthread_mutex_unlock(&fk.lock);
+	*out = o;
+	return 0;
+}
+
+static int fake_del(void *p, enum fake_kind kind)
+{
+	struct fake_obj *o = p;
+
+	if (!o || o->kind != kind)
+		return RAPT_EPROVIDER;
+	pthread_mutex_lock(&fk.lock);
+	fk.live[kind]--;
+	pthread_mutex_unlock(&fk.lock);
+	free(o);
+	return 0;
+}
+
+int fake_pz_create(void *pia, void **ppz)
+{
+	fake_enter(FAKE_PZ_CREATE);
+	return fake_new(FAKE_K_PZ, ppz);
+}
+
+int fake_pz_free(void *ppz)
+{
+	fake_enter(FAKE_PZ_FREE);
+	return fake_del(ppz, FAKE_K_PZ);
+}
+
+int fake_lmr_create(void *pia, void *ppz, void *addr, size_t length,
+		    uint32_t access, struct rapt_lmr_info *info, void **plmr)
+{
+	fake_enter(FAKE_LMR_CREATE);
+	pthread_mutex_lock(&fk.lock);
+	info->lkey = ++fk.key_seq;
+	info->rkey = ++fk.key_seq;
+	pthread_mutex_unlock(&fk.lock);
+	info->raddr = (uintptr_t)addr;
+	return fake_new(FAKE_K_LMR, plmr);
+}
+
+int fake_lmr_free(void *plmr)
+{
+	fake_enter(FAKE_LMR_FREE);
+	return fake_del(plmr, FAKE_K_LMR);
+}
+
+int fake_evd_create(void *pia, struct rapt_core_evd *cevd, uint32_t qlen,
+		    uint32_t streams, void **pevd)
+{
+	fake_enter(FAKE_EVD_CREATE);
+	return fake_new(FAKE_K_EVD, pevd);
+}
+
+int fake_evd_free(void *pevd)
+{
+	fake_enter(FAKE_EVD_FREE);
+	return fake_del(pevd, FAKE_K_EVD);
+}
+
+int fake_ep_create(void *pia, void *ppz, struct rapt_core_ep *cep,
+		   struct rapt_ep *handle, const struct rapt_ep_attr *attr,
+		   void *recv_pevd, void *req_pevd, void *conn_pevd,
+		   void **pep)
+{
+	fake_enter(FAKE_EP_CREATE);
+	return fake_new(FAKE_K_EP, pep);
+}
+
+int fake_ep_free(void *pep)
+{
+	fake_enter(FAKE_EP_FREE);
+	return fake_del(pep, FAKE_K_EP);
+}
+
+int fake_psp_create(void *pia, struct rapt_core_psp *cpsp,
+		    uint64_t service_id, const struct rapt_psp_attr *attr,
+		    void *cr_pevd, uint64_t *bound_id, void **ppsp)
+{
+	fake_enter(FAKE_PSP_CREATE);
+	*bound_id = service_id == RAPT_SERVICE_ID_ANY ? 4242 : service_id;
+	return fake_new(FAKE_K_PSP, ppsp);
+}
+
+int fake_psp_free(void *ppsp)
+{
+	fake_enter(FAKE_PSP_FREE);
+	return fake_del(ppsp, FAKE_K_PSP);
+}
+
+/* ------------------------------------------------------------------ */
+/* Control                                                             */
+/* ------------------------------------------------------------------ */
+
+static void ctl_reset(void)
+{
+	pthread_mutex_lock(&fk.lock);
+	memset(fk.hook, 0, sizeof(fk.hook));
+	pthread_mutex_unlock(&fk.lock);
+}
+
+static void ctl_block(enum fake_op op, unsigned int n)
+{
+	pthread_mutex_lock(&fk.lock);
+	fk.hook[op].to_block = n;
+	pthread_mutex_unlock(&fk.lock);
+}
+
+static int ctl_wait_blocked(enum fake_op op, unsigned int n, int timeout_ms)
+{
+	struct timespec end;
+	int ret = 0;
+
+	fake_deadline(&end, timeout_ms);
+	pthread_mutex_lock(&fk.lock);
+	while (fk.hook[op].blocked < n && !ret)
+		ret = pthread_cond_timedwait(&fk.cond, &fk.lock, &end);
+	ret = fk.hook[op].blocked < n ? -1 : 0;
+	pthread_mutex_unlock(&fk.lock);
+	return ret;
+}
+
+static void ctl_release(enum fake_op op)
+{
+	pthread_mutex_lock(&fk.lock);
+	fk.hook[op].to_block = 0;
+	fk.hook[op].gen++;
+	pthread_cond_broadcast(&fk.cond);
+	pthread_mutex_unlock(&fk.lock);
+}
+
+static unsigned int ctl_calls(enum fake_op op)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&fk.lock);
+	n = fk.hook[op].calls;
+	pthread_mutex_unlock(&fk.lock);
+	return n;
+}
+
+static int ctl_live(enum fake_kind kind)
+{
+	int n;
+
+	pthread_mutex_lock(&fk.lock);
+	n = fk.live[kind];
+	pthread_mutex_unlock(&fk.lock);
+	return n;
+}
+
+static const struct fake_ctl fake_ctl_ops = {
+	.reset = ctl_reset,
+	.block = ctl_block,
+	.wait_blocked = ctl_wait_blocked,
+	.release = ctl_release,
+	.calls = ctl_calls,
+	.live = ctl_live,
+};
+
+const struct fake_ctl *fake_ctl(void)
+{
+	return &fake_ctl_ops;
+}
