@@ -17,6 +17,14 @@
  * and the IA's close waits until norphans is 0: a caller that lost the
  * race still finds the CR and its IA in memory.
  *
+ * The provider gets its request back only through rapt_prov_cr_request(),
+ * which answers NULL once the provider has cancelled it: a cancel that
+ * comes first fails the decision here (RAPT_ENOTCONN) without an op, and
+ * one that races an op under way is seen by the op itself, which the
+ * provider serialises with its cancel.  A decision holds the CR's backlog
+ * slot, and so its PSP, for the whole op: the provider's PSP object is
+ * always alive there.
+ *
  * Lock order: cr->lock, then ia->lock or psp->lock.
  */
 #include "config.h"
@@ -258,26 +266,40 @@ RAPT_API int rapt_cr_query(struct rapt_cr *handle, struct rapt_cr_info *info,
 	return ret;
 }
 
-/*
- * Start a decision on @cr, whose caller holds one user of it.  On failure
- * that user is gone (the CR with it, if its requester had left).
- */
-static int cr_begin(struct rapt_core_cr *cr, const char *what)
+RAPT_SDK void *rapt_prov_cr_request(struct rapt_core_cr *cr)
 {
+	void *pcr;
+
+	pthread_mutex_lock(&cr->lock);
+	pcr = cr->cancelled ? NULL : cr->pcr;
+	pthread_mutex_unlock(&cr->lock);
+	return pcr;
+}
+
+/*
+ * Start a decision on @cr, whose caller holds one user of it, and find
+ * the provider's PSP object for the op.  On failure that user is gone
+ * (the CR with it, if its requester had left).
+ */
+static int cr_begin(struct rapt_core_cr *cr, const char *what, void **ppsp)
+{
+	struct rapt_core_psp *psp = NULL;
 	bool orphan = false;
 	int ret = 0;
 
 	pthread_mutex_lock(&cr->lock);
-	if (cr->dead)
+	if (cr->dead) {
 		ret = rapt__fail(RAPT_EBADHANDLE, "%s: the CR was decided already",
 				 what);
-	else if (cr->deciding)
+	} else if (cr->deciding) {
 		ret = rapt__fail(RAPT_ESTATE, "%s: already being decided",
 				 what);
-	else if (cr->cancelled)
+	} else if (cr->cancelled) {
 		orphan = true;
-	else
+	} else {
 		cr->deciding = true;
+		psp = cr->psp;	/* counted: held until cr_end() */
+	}
 	pthread_mutex_unlock(&cr->lock);
 	if (ret) {
 		rapt__obj_put(&cr->obj);
@@ -293,6 +315,7 @@ static int cr_begin(struct rapt_core_cr *cr, const char *what)
 		return rapt__fail(RAPT_ENOTCONN,
 				  "%s: the requester went away", what);
 	}
+	*ppsp = rapt__psp_prov(psp);
 	return 0;
 }
 
@@ -360,6 +383,7 @@ static int cr_accept(struct rapt_core_cr *cr, struct rapt_core_ep *ep,
 {
 	uint8_t wire[RAPT_PDATA_MAX];
 	uint32_t st = RAPT_EP_UNCONNECTED;
+	void *ppsp;
 	bool foreign;
 	int ret, wlen;
 
@@ -374,7 +398,7 @@ static int cr_accept(struct rapt_core_cr *cr, struct rapt_core_ep *ep,
 		rapt__obj_put(&cr->obj);
 		return wlen;
 	}
-	ret = cr_begin(cr, "rapt_cr_accept");
+	ret = cr_begin(cr, "rapt_cr_accept", &ppsp);
 	if (ret)
 		return ret;
 	if (!atomic_compare_exchange_strong(&ep->state, &st,
@@ -387,7 +411,7 @@ static int cr_accept(struct rapt_core_cr *cr, struct rapt_core_ep *ep,
 	 * carries the mark (ep_event.c). */
 	if (foreign)
 		ep_mark_foreign(ep, true);
-	ret = rapt__ops(&cr->obj)->cr_accept(cr->pcr, ep->obj.prov, wire,
+	ret = rapt__ops(&cr->obj)->cr_accept(ppsp, cr, ep->obj.prov, wire,
 					     (size_t)wlen);
 	if (ret) {
 		if (foreign)
@@ -425,6 +449,7 @@ RAPT_API int rapt_cr_reject(struct rapt_cr *handle, const void *pdata,
 	uint8_t wire[RAPT_PDATA_MAX];
 	struct rapt_core_cr *cr;
 	struct rapt_obj *o;
+	void *ppsp;
 	int ret, wlen;
 
 	ret = rapt__obj_get(handle, RAPT_CLS_CR, &o);
@@ -439,9 +464,9 @@ RAPT_API int rapt_cr_reject(struct rapt_cr *handle, const void *pdata,
 		rapt__obj_put(o);
 		return wlen;
 	}
-	ret = cr_begin(cr, "rapt_cr_reject");
+	ret = cr_begin(cr, "rapt_cr_reject", &ppsp);
 	if (ret)
 		return ret;
-	ret = rapt__ops(o)->cr_reject(cr->pcr, wire, (size_t)wlen);
+	ret = rapt__ops(o)->cr_reject(ppsp, cr, wire, (size_t)wlen);
 	return cr_end(cr, ret, -1, "rapt_cr_reject");
 }

@@ -66,22 +66,39 @@ static struct rapt_core_psp *psp_alloc(const struct rapt_psp_attr *attr,
 	psp->info.handshake_limit = a->handshake_limit;
 	psp->info.handshake_timeout_ms = a->handshake_timeout_ms;
 	pthread_mutex_init(&psp->lock, NULL);
+	pthread_cond_init(&psp->ready_cv, NULL);
 	return psp;
 }
 
 static void psp_release(struct rapt_core_psp *psp)
 {
+	pthread_cond_destroy(&psp->ready_cv);
 	pthread_mutex_destroy(&psp->lock);
 	free(psp);
 }
 
-/* psp_create returned. */
+/* psp_create returned: decisions on its CRs may go to the provider. */
 static void psp_ready(struct rapt_core_psp *psp, void *ppsp, uint64_t bound)
 {
 	pthread_mutex_lock(&psp->lock);
 	psp->obj.prov = ppsp;
 	psp->info.service_id = bound;
+	psp->ready = true;
+	pthread_cond_broadcast(&psp->ready_cv);
 	pthread_mutex_unlock(&psp->lock);
+}
+
+/* A CR can arrive, and be decided, before psp_create has returned. */
+void *rapt__psp_prov(struct rapt_core_psp *psp)
+{
+	void *ppsp;
+
+	pthread_mutex_lock(&psp->lock);
+	while (!psp->ready)
+		pthread_cond_wait(&psp->ready_cv, &psp->lock);
+	ppsp = psp->obj.prov;
+	pthread_mutex_unlock(&psp->lock);
+	return ppsp;
 }
 
 RAPT_API int rapt_psp_create(struct rapt_ia *ia_handle, uint64_t sid,
@@ -114,7 +131,8 @@ RAPT_API int rapt_psp_create(struct rapt_ia *ia_handle, uint64_t sid,
 	psp->cr_evd = (struct rapt_core_evd *)evd;
 	/* The provider may raise CRs before psp_create returns: they read
 	 * the service id under the lock (for "any", nobody can know the
-	 * port before we return it, so no CR can name it yet). */
+	 * port before we return it, so no CR can name it yet), and a
+	 * decision on one waits for psp_ready(). */
 	psp->info.service_id = sid;
 	ret = rapt__obj_reserve(&psp->obj, RAPT_CLS_PSP, ia, ia->ia);
 	if (ret)

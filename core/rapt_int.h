@@ -312,6 +312,8 @@ struct rapt_core_psp {
 	struct rapt_obj obj;		/* must stay first */
 	struct rapt_core_evd *cr_evd;
 	pthread_mutex_t lock;		/* guards the rest, and obj.prov */
+	pthread_cond_t ready_cv;	/* ready became true */
+	bool ready;			/* psp_create returned: obj.prov set */
 	bool closing;
 	struct rapt_psp_info info;
 };
@@ -320,12 +322,14 @@ struct rapt_core_psp {
 void rapt__cr_reap_orphans(struct rapt_core_ia *ia);
 
 int rapt__psp_admit(struct rapt_core_psp *psp);
+/* The provider's PSP object; waits until its psp_create has returned. */
+void *rapt__psp_prov(struct rapt_core_psp *psp);
 void rapt__psp_release(struct rapt_core_psp *psp, int outcome);
 
 struct rapt_core_cr {
 	struct rapt_obj obj;		/* must stay first */
 	struct rapt_core_psp *psp;
-	void *pcr;			/* the provider's request */
+	void *pcr;			/* rapt_prov_cr_request()'s */
 	pthread_mutex_t lock;		/* guards the flags (cr.c) */
 	bool cancelled;			/* the requester went away */
 	bool deciding;			/* accept/reject under way */

@@ -16,6 +16,7 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -187,11 +188,11 @@ static void do_ep_create(struct job *j)
 }
 
 /*
- * Everything another thread may do on the IA while one create is held in
- * the provider: objects of its own come and go; the held create's PZ and
- * IA are busy.
+ * Everything another thread may do on the IA while one call is held in
+ * the provider: objects of its own come and go; the held call's PZ and
+ * IA are busy (r[0..9]).
  */
-static void do_others(struct job *j)
+static void others_common(struct job *j)
 {
 	struct rapt_pz *pz = NULL;
 	struct rapt_lmr *lmr = NULL;
@@ -209,8 +210,23 @@ static void do_others(struct job *j)
 	r[7] = rapt_pz_free(pz);
 	r[8] = rapt_pz_free(j->f->pz);	/* a create on it is under way */
 	r[9] = rapt_ia_close(j->f->ia);
+}
+
+static void do_others(struct job *j)
+{
+	others_common(j);
 	/* what the held ep_create uses; a held lmr_create uses no EVD */
-	r[10] = j->arg ? rapt_evd_free(j->f->conn) : RAPT_EBUSY;
+	j->res[10] = j->arg ? rapt_evd_free(j->f->conn) : RAPT_EBUSY;
+}
+
+static void expect_others(const struct job *other)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		CU_ASSERT_EQUAL(other->res[i], 0);
+	CU_ASSERT_EQUAL(other->res[8], RAPT_EBUSY);
+	CU_ASSERT_EQUAL(other->res[9], RAPT_EBUSY);
 }
 
 static void held_create(enum fake_op op, void (*create)(struct job *),
@@ -218,15 +234,11 @@ static void held_create(enum fake_op op, void (*create)(struct job *),
 {
 	struct job held, other;
 	struct fix f;
-	int i;
 
 	CU_ASSERT_EQUAL_FATAL(fix_open(&f), 0);
 	if (while_held(op, &f, &held, create, NULL, &other, do_others,
 		       uses_evd ? &f : NULL)) {
-		for (i = 0; i < 8; i++)
-			CU_ASSERT_EQUAL(other.res[i], 0);
-		CU_ASSERT_EQUAL(other.res[8], RAPT_EBUSY);
-		CU_ASSERT_EQUAL(other.res[9], RAPT_EBUSY);
+		expect_others(&other);
 		CU_ASSERT_EQUAL(other.res[10], RAPT_EBUSY);
 	}
 	job_join(&held);
@@ -358,6 +370,312 @@ static void test_create_on_dying_evd(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Connection requests                                                 */
+/* ------------------------------------------------------------------ */
+
+/* A listener on the fixture's IA, and an EP to accept with. */
+struct crfix {
+	struct rapt_evd *evd;	/* CR arrivals */
+	struct rapt_psp *psp;
+	struct rapt_ep *ep;
+};
+
+static void cr_open(struct fix *f, struct crfix *c)
+{
+	CU_ASSERT_EQUAL_FATAL(rapt_evd_create(f->ia, 256, RAPT_EVD_CR,
+					      &c->evd), 0);
+	CU_ASSERT_EQUAL_FATAL(rapt_psp_create(f->ia, 77, c->evd, NULL,
+					      &c->psp), 0);
+	CU_ASSERT_EQUAL_FATAL(rapt_ep_create(f->pz, NULL, NULL, f->conn, NULL,
+					     &c->ep), 0);
+}
+
+static void cr_close(struct crfix *c)
+{
+	CU_ASSERT_EQUAL(rapt_ep_free(c->ep), 0);
+	CU_ASSERT_EQUAL(rapt_psp_free(c->psp), 0);
+	CU_ASSERT_EQUAL(rapt_evd_free(c->evd), 0);
+}
+
+/* The CR of the next CR_ARRIVAL on @evd, or NULL. */
+static struct rapt_cr *next_cr(struct rapt_evd *evd, int ms)
+{
+	struct rapt_event ev;
+
+	if (rapt_evd_wait(evd, (int64_t)ms * 1000, 1, &ev, NULL) ||
+	    ev.type != RAPT_EV_CR_ARRIVAL)
+		return NULL;
+	return ev.u.cr.cr;
+}
+
+/* A request, delivered: its CR. */
+static struct rapt_cr *raise_cr(struct crfix *c)
+{
+	struct rapt_cr *cr;
+
+	CU_ASSERT_EQUAL_FATAL(ctl->cr_raise(), 0);
+	cr = next_cr(c->evd, WAIT_MS);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(cr);
+	return cr;
+}
+
+static void test_cr_cancelled(void)
+{
+	struct rapt_psp_info pi;
+	enum rapt_ep_state st;
+	struct rapt_cr *cr;
+	struct crfix c;
+	struct fix f;
+
+	CU_ASSERT_EQUAL_FATAL(fix_open(&f), 0);
+	cr_open(&f, &c);
+	cr = raise_cr(&c);
+	CU_ASSERT_EQUAL(ctl->cr_cancel(), 0);
+	CU_ASSERT_EQUAL(rapt_cr_accept(cr, c.ep, NULL, 0), RAPT_ENOTCONN);
+	CU_ASSERT_EQUAL(rapt_cr_accept(cr, c.ep, NULL, 0), RAPT_EBADHANDLE);
+	CU_ASSERT_EQUAL(rapt_ep_get_state(c.ep, &st), 0);
+	CU_ASSERT_EQUAL(st, RAPT_EP_UNCONNECTED);
+	cr = raise_cr(&c);
+	CU_ASSERT_EQUAL(ctl->cr_cancel(), 0);
+	CU_ASSERT_EQUAL(rapt_cr_reject(cr, "no", 2), RAPT_ENOTCONN);
+	CU_ASSERT_EQUAL(rapt_cr_reject(cr, NULL, 0), RAPT_EBADHANDLE);
+	CU_ASSERT_EQUAL(ctl->calls(FAKE_CR_ACCEPT), 0);
+	CU_ASSERT_EQUAL(ctl->calls(FAKE_CR_REJECT), 0);
+	/* and requests nobody cancelled do reach it, with their PSP */
+	CU_ASSERT_EQUAL(rapt_cr_accept(raise_cr(&c), c.ep, NULL, 0), 0);
+	CU_ASSERT_EQUAL(rapt_cr_reject(raise_cr(&c), NULL, 0), 0);
+	CU_ASSERT_EQUAL(ctl->calls(FAKE_CR_ACCEPT), 1);
+	CU_ASSERT_EQUAL(ctl->calls(FAKE_CR_REJECT), 1);
+	CU_ASSERT_EQUAL(ctl->cr_bad(), 0);
+	CU_ASSERT_EQUAL(ctl->live(FAKE_K_REQ), 0);
+	CU_ASSERT_EQUAL(rapt_psp_query(c.psp, &pi, sizeof(pi)), 0);
+	CU_ASSERT_EQUAL(pi.pending_crs, 0);
+	CU_ASSERT_EQUAL(pi.accepted, 1);
+	CU_ASSERT_EQUAL(pi.rejected, 1);
+	cr_close(&c);
+	fix_close(&f);
+}
+
+struct accept_arg {
+	struct crfix *c;
+	struct rapt_cr *cr;
+};
+
+static void do_accept(struct job *j)
+{
+	struct accept_arg *a = j->arg;
+
+	j->res[0] = rapt_cr_accept(a->cr, a->c->ep, NULL, 0);
+}
+
+/* While an accept is held: its EP and PSP are busy, the rest goes on. */
+static void do_others_accept(struct job *j)
+{
+	struct crfix *c = j->arg;
+	struct rapt_cr *cr;
+
+	others_common(j);
+	j->res[10] = rapt_ep_free(c->ep);
+	j->res[11] = rapt_psp_free(c->psp);
+	j->res[12] = ctl->cr_raise();
+	cr = next_cr(c->evd, WAIT_MS);
+	j->res[13] = cr ? rapt_cr_reject(cr, NULL, 0) : RAPT_ETIMEDOUT;
+}
+
+static void test_held_cr_accept(void)
+{
+	struct accept_arg a;
+	struct job held, other;
+	struct crfix c;
+	struct fix f;
+
+	CU_ASSERT_EQUAL_FATAL(fix_open(&f), 0);
+	cr_open(&f, &c);
+	a.c = &c;
+	a.cr = raise_cr(&c);
+	if (while_held(FAKE_CR_ACCEPT, &f, &held, do_accept, &a, &other,
+		       do_others_accept, &c)) {
+		expect_others(&other);
+		CU_ASSERT_EQUAL(other.res[10], RAPT_EBUSY);
+		CU_ASSERT_EQUAL(other.res[11], RAPT_EBUSY);
+		CU_ASSERT_EQUAL(other.res[12], 0);
+		CU_ASSERT_EQUAL(other.res[13], 0);
+	}
+	job_join(&held);
+	CU_ASSERT_EQUAL(held.res[0], 0);
+	CU_ASSERT_EQUAL(ctl->calls(FAKE_CR_ACCEPT), 1);
+	CU_ASSERT_EQUAL(ctl->calls(FAKE_CR_REJECT), 1);
+	CU_ASSERT_EQUAL(ctl->cr_bad(), 0);
+	cr_close(&c);
+	fix_close(&f);
+}
+
+static void do_psp_create(struct job *j)
+{
+	struct rapt_psp *psp = NULL;
+
+	j->res[0] = rapt_psp_create(j->f->ia, 78, j->arg, NULL, &psp);
+	j->out = psp;
+}
+
+static void do_reject(struct job *j)
+{
+	j->res[0] = rapt_cr_reject(j->arg, NULL, 0);
+}
+
+/*
+ * A request may reach the consumer before its PSP's psp_create returns;
+ * deciding it waits for that, so the op gets the provider's PSP object.
+ */
+static void test_cr_before_psp(void)
+{
+	struct job held, decide;
+	struct rapt_evd *evd;
+	struct rapt_cr *cr;
+	struct fix f;
+
+	CU_ASSERT_EQUAL_FATAL(fix_open(&f), 0);
+	CU_ASSERT_EQUAL_FATAL(rapt_evd_create(f.ia, 16, RAPT_EVD_CR, &evd),
+			      0);
+	ctl->block(FAKE_PSP_CREATE, 1);
+	job_start(&held, do_psp_create, &f, evd);
+	if (ctl->wait_blocked(FAKE_PSP_CREATE, 1, WAIT_MS)) {
+		CU_FAIL("psp_create never reached the provider");
+	} else {
+		CU_ASSERT_EQUAL(ctl->cr_raise(), 0);
+		cr = next_cr(evd, WAIT_MS);
+		CU_ASSERT_PTR_NOT_NULL(cr);
+		job_start(&decide, do_reject, &f, cr);
+		/* a reject that returned now would have had no PSP object */
+		CU_ASSERT_FALSE(job_wait(&decide, 200));
+		ctl->release(FAKE_PSP_CREATE);
+		CU_ASSERT_TRUE(job_wait(&decide, WAIT_MS));
+		job_join(&decide);
+		CU_ASSERT_EQUAL(decide.res[0], 0);
+	}
+	ctl->release(FAKE_PSP_CREATE);
+	job_join(&held);
+	CU_ASSERT_EQUAL(held.res[0], 0);
+	CU_ASSERT_EQUAL(ctl->calls(FAKE_CR_REJECT), 1);
+	CU_ASSERT_EQUAL(ctl->cr_bad(), 0);
+	CU_ASSERT_EQUAL(rapt_psp_free(held.out), 0);
+	CU_ASSERT_EQUAL(rapt_evd_free(evd), 0);
+	fix_close(&f);
+}
+
+/* ------------------------------------------------------------------ */
+/* Stress: requesters leave while their CRs are decided                */
+/* ------------------------------------------------------------------ */
+
+#define CR_STRESS 400
+
+struct cr_stress {
+	struct fix *f;
+	struct crfix *c;
+	atomic_uint raised;		/* CRs delivered */
+	atomic_bool raising;
+	unsigned int decided;		/* consumer thread only */
+	unsigned int notconn;
+	unsigned int bad;
+};
+
+/* The provider side: requests arrive, and every third requester leaves. */
+static void *cr_stress_provider(void *p)
+{
+	struct cr_stress *st = p;
+	int i = 0, ret;
+
+	while (i < CR_STRESS) {
+		ret = ctl->cr_raise();
+		if (ret == RAPT_EBUSY) {	/* backlog full: let it drain */
+			sched_yield();
+			continue;
+		}
+		if (ret) {
+			fprintf(stderr, "cr_raise: %d\n", ret);
+			break;
+		}
+		atomic_fetch_add(&st->raised, 1);
+		if (!(++i % 3))
+			ctl->cr_cancel();
+	}
+	atomic_store(&st->raising, false);
+	return NULL;
+}
+
+/* One decision: accept on a fresh EP, or reject. */
+static void cr_stress_decide(struct cr_stress *st, struct rapt_cr *cr)
+{
+	struct rapt_ep *ep = NULL;
+	int ret;
+
+	if (st->decided % 4) {
+		ret = rapt_cr_reject(cr, NULL, 0);
+	} else {
+		if (rapt_ep_create(st->f->pz, NULL, NULL, st->f->conn, NULL,
+				   &ep)) {
+			st->bad++;
+			return;
+		}
+		ret = rapt_cr_accept(cr, ep, NULL, 0);
+		if (rapt_ep_free(ep))
+			st->bad++;
+	}
+	st->decided++;
+	if (ret == RAPT_ENOTCONN)
+		st->notconn++;
+	else if (ret)
+		st->bad++;
+}
+
+static void *cr_stress_consumer(void *p)
+{
+	struct cr_stress *st = p;
+	struct rapt_cr *cr;
+
+	while (atomic_load(&st->raising) ||
+	       st->decided < atomic_load(&st->raised)) {
+		cr = next_cr(st->c->evd, 10);
+		if (cr)
+			cr_stress_decide(st, cr);
+	}
+	return NULL;
+}
+
+static void test_stress_cr(void)
+{
+	struct rapt_psp_info pi;
+	struct cr_stress st;
+	pthread_t prov, cons;
+	struct crfix c;
+	struct fix f;
+
+	CU_ASSERT_EQUAL_FATAL(fix_open(&f), 0);
+	cr_open(&f, &c);
+	memset(&st, 0, sizeof(st));
+	st.f = &f;
+	st.c = &c;
+	atomic_init(&st.raising, true);
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&prov, NULL, cr_stress_provider,
+					     &st), 0);
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&cons, NULL, cr_stress_consumer,
+					     &st), 0);
+	pthread_join(prov, NULL);
+	pthread_join(cons, NULL);
+	CU_ASSERT_EQUAL(atomic_load(&st.raised), CR_STRESS);
+	CU_ASSERT_EQUAL(st.decided, CR_STRESS);
+	CU_ASSERT_EQUAL(st.bad, 0);
+	CU_ASSERT(st.notconn <= CR_STRESS / 3);
+	CU_ASSERT_EQUAL(ctl->cr_bad(), 0);
+	CU_ASSERT_EQUAL(ctl->live(FAKE_K_REQ), 0);
+	CU_ASSERT_EQUAL(rapt_psp_query(c.psp, &pi, sizeof(pi)), 0);
+	CU_ASSERT_EQUAL(pi.pending_crs, 0);
+	CU_ASSERT_EQUAL(pi.accepted + pi.rejected + st.notconn, CR_STRESS);
+	cr_close(&c);
+	fix_close(&f);
+}
+
+/* ------------------------------------------------------------------ */
 /* Stress: children come and go while their parent is being freed      */
 /* ------------------------------------------------------------------ */
 
@@ -480,6 +798,11 @@ static const struct {
 	{ "no EP attaches to an EVD being freed", test_create_on_dying_evd },
 	{ "stress: LMRs and EPs come and go while the PZ is freed",
 	  test_stress_pz_free },
+	{ "a CR the provider cancelled never reaches it", test_cr_cancelled },
+	{ "a held cr_accept stops no other call", test_held_cr_accept },
+	{ "a decision waits for its PSP's psp_create", test_cr_before_psp },
+	{ "stress: requesters leave while their CRs are decided",
+	  test_stress_cr },
 };
 
 static char dir[64];

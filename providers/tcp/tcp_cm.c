@@ -25,10 +25,11 @@
  * tcp_engine_call().  EPs are shared with consumer threads and guarded by
  * ep->lock; their socket handler (ep_io) runs on the engine thread.
  *
- * Requests are named to the core by a 64-bit id, never by address: a
- * request whose requester goes away is cancelled and freed at once, and a
- * decision the core had already started then finds no such id
- * (RAPT_ENOTCONN) instead of freed memory.
+ * A request whose requester goes away is cancelled and freed at once, on
+ * the engine thread.  A decision finds its request on the engine thread
+ * too, through rapt_prov_cr_request(), which answers NULL once the
+ * request was cancelled: a decision the core had already started then
+ * fails with RAPT_ENOTCONN instead of reaching freed memory.
  */
 #include "config.h"
 
@@ -105,9 +106,7 @@ struct tcp_cr {
 	struct tcp_timer timer;		/* handshake timeout */
 	struct tcp_psp *psp;
 	struct tcp_cr *next, *prev;	/* psp->reqs */
-	struct tcp_cr *hnext;		/* cr_table chain */
 	struct rapt_core_cr *ccr;
-	uint64_t id;			/* the core's name for it */
 	uint8_t state;			/* enum cr_state */
 	/* What the reply needs to know of the request. */
 	uint8_t rev;
@@ -131,84 +130,6 @@ struct tcp_psp {
 	union cm_sa laddr;		/* the listener's */
 	bool wildcard;			/* laddr is no connection's address */
 };
-
-/* ------------------------------------------------------------------ */
-/* Request ids                                                         */
-/* ------------------------------------------------------------------ */
-
-#define CR_BUCKETS 256
-
-/* Process-wide: cr_reject() gets only the id and must find the engine. */
-static struct {
-	pthread_mutex_t lock;
-	uint64_t next_id;
-	struct tcp_cr *bucket[CR_BUCKETS];
-} cr_table = { .lock = PTHREAD_MUTEX_INITIALIZER, .next_id = 1 };
-
-static void cr_table_add(struct tcp_cr *cr)
-{
-	struct tcp_cr **b;
-
-	pthread_mutex_lock(&cr_table.lock);
-	cr->id = cr_table.next_id++;
-	b = &cr_table.bucket[cr->id % CR_BUCKETS];
-	cr->hnext = *b;
-	*b = cr;
-	pthread_mutex_unlock(&cr_table.lock);
-}
-
-static void cr_table_del(struct tcp_cr *cr)
-{
-	struct tcp_cr **pp;
-
-	if (!cr->id)
-		return;
-	pthread_mutex_lock(&cr_table.lock);
-	for (pp = &cr_table.bucket[cr->id % CR_BUCKETS]; *pp;
-	     pp = &(*pp)->hnext) {
-		if (*pp == cr) {
-			*pp = cr->hnext;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&cr_table.lock);
-	cr->id = 0;
-}
-
-/* With cr_table.lock held. */
-static struct tcp_cr *cr_table_find(uint64_t id)
-{
-	struct tcp_cr *cr;
-
-	for (cr = cr_table.bucket[id % CR_BUCKETS]; cr; cr = cr->hnext)
-		if (cr->id == id)
-			return cr;
-	return NULL;
-}
-
-/* Engine thread: only this thread removes requests, so @cr stays valid. */
-static struct tcp_cr *cr_lookup(uint64_t id)
-{
-	struct tcp_cr *cr;
-
-	pthread_mutex_lock(&cr_table.lock);
-	cr = cr_table_find(id);
-	pthread_mutex_unlock(&cr_table.lock);
-	return cr;
-}
-
-static struct tcp_engine *cr_engine(uint64_t id)
-{
-	struct tcp_engine *eng = NULL;
-	struct tcp_cr *cr;
-
-	pthread_mutex_lock(&cr_table.lock);
-	cr = cr_table_find(id);
-	if (cr)
-		eng = cr->psp->ia->eng;
-	pthread_mutex_unlock(&cr_table.lock);
-	return eng;
-}
 
 /* ------------------------------------------------------------------ */
 /* Sockets                                                             */
@@ -1446,7 +1367,6 @@ static void cr_close_free(struct tcp_cr *cr)
 	struct tcp_psp *psp = cr->psp;
 
 	tcp_timer_cancel(psp->ia->eng, &cr->timer);
-	cr_table_del(cr);
 	tcp_cap_close(cr->cap);
 	cm_part_free(&cr->part);
 	tcp_engine_close(psp->ia->eng, &cr->io, false);
@@ -1567,10 +1487,8 @@ static void cr_arrived(struct tcp_cr *cr, const struct tcp_mpa_frame *f)
 	else
 		la = cr->psp->laddr;
 	cm_sa_get(&la, &req.local_addr);
-	/* In the table first: the consumer may decide before we return. */
-	cr_table_add(cr);
-	ret = rapt_prov_cr_arrive(cpsp, (void *)(uintptr_t)cr->id, &req,
-				  &cr->ccr, &v);
+	/* A decision runs on this thread: not before we return. */
+	ret = rapt_prov_cr_arrive(cpsp, cr, &req, &cr->ccr, &v);
 	if (ret) {
 		if (ret == RAPT_EBUSY || ret == RAPT_EVERSION)
 			cr_send_reject(cr->io.fd, cr->cap, cr->rev,
@@ -1855,7 +1773,7 @@ int tcp_psp_free(void *ppsp)
 /* ------------------------------------------------------------------ */
 
 struct cr_decision {
-	uint64_t id;
+	struct rapt_core_cr *ccr;
 	struct tcp_ep *ep;	/* accept */
 	const void *pdata;
 	size_t pdata_len;
@@ -1977,7 +1895,7 @@ static int cm_accept_locked(struct tcp_ep *ep, struct tcp_cr *cr,
 static void cr_accept_run(void *arg)
 {
 	struct cr_decision *d = arg;
-	struct tcp_cr *cr = cr_lookup(d->id);
+	struct tcp_cr *cr = rapt_prov_cr_request(d->ccr);
 	uint8_t *hs;
 
 	if (!cr || cr->state != CR_UNDECIDED) {
@@ -2004,26 +1922,27 @@ static void cr_accept_run(void *arg)
  * Return: 0, RAPT_ENOTCONN (the requester went away), RAPT_ESTATE,
  * RAPT_ENOMEM.
  */
-int tcp_cr_accept(void *pcr, void *pep, const void *pdata, size_t pdata_len)
+int tcp_cr_accept(void *ppsp, struct rapt_core_cr *ccr, void *pep,
+		  const void *pdata, size_t pdata_len)
 {
-	struct tcp_ep *ep = pep;
+	struct tcp_psp *psp = ppsp;
 	struct cr_decision d = {
-		.id = (uintptr_t)pcr,
-		.ep = ep,
+		.ccr = ccr,
+		.ep = pep,
 		.pdata = pdata,
 		.pdata_len = pdata_len,
 	};
 
 	if (pdata_len > TCP_MPA_ULP_PD_MAX)
 		return RAPT_ELENGTH;
-	tcp_engine_call(ep->ia->eng, cr_accept_run, &d);
+	tcp_engine_call(psp->ia->eng, cr_accept_run, &d);
 	return d.ret;
 }
 
 static void cr_reject_run(void *arg)
 {
 	struct cr_decision *d = arg;
-	struct tcp_cr *cr = cr_lookup(d->id);
+	struct tcp_cr *cr = rapt_prov_cr_request(d->ccr);
 
 	if (!cr || cr->state != CR_UNDECIDED) {
 		d->ret = RAPT_ENOTCONN;
@@ -2042,20 +1961,18 @@ static void cr_reject_run(void *arg)
  *
  * Return: 0, RAPT_ENOTCONN (the requester went away).
  */
-int tcp_cr_reject(void *pcr, const void *pdata, size_t pdata_len)
+int tcp_cr_reject(void *ppsp, struct rapt_core_cr *ccr, const void *pdata,
+		  size_t pdata_len)
 {
+	struct tcp_psp *psp = ppsp;
 	struct cr_decision d = {
-		.id = (uintptr_t)pcr,
+		.ccr = ccr,
 		.pdata = pdata,
 		.pdata_len = pdata_len,
 	};
-	struct tcp_engine *eng;
 
 	if (pdata_len > TCP_MPA_ULP_PD_MAX)
 		return RAPT_ELENGTH;
-	eng = cr_engine(d.id);
-	if (!eng)
-		return RAPT_ENOTCONN;
-	tcp_engine_call(eng, cr_reject_run, &d);
+	tcp_engine_call(psp->ia->eng, cr_reject_run, &d);
 	return d.ret;
 }

@@ -5,6 +5,7 @@
  * the test says.  Thread-safe: the core may call them from many threads.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,12 +23,33 @@ struct fake_obj {
 	enum fake_kind kind;
 };
 
+/* A PSP: its core object, for the requests the test raises. */
+struct fake_psp {
+	struct fake_obj obj;		/* must stay first */
+	struct rapt_core_psp *cpsp;
+};
+
+/* A request handed to the core, until a decision or a cancel ends it. */
+struct fake_req {
+	struct fake_req *next;
+	struct fake_psp *psp;
+	struct rapt_core_cr *ccr;
+};
+
+/*
+ * fk.lock also serialises the requests: raising, cancelling and the
+ * decision ops' rapt_prov_cr_request() all run under it, as a real
+ * provider does on its event thread.
+ */
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;		/* a call blocked, or a release */
 	struct fake_hook hook[FAKE_NOPS];
 	int live[FAKE_NKINDS];
 	uint32_t key_seq;
+	struct fake_psp *newest_psp;
+	struct fake_req *reqs;		/* oldest first */
+	unsigned int cr_bad;
 } fk = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.cond = PTHREAD_COND_INITIALIZER,
@@ -138,19 +160,86 @@ int fake_ep_free(void *pep)
 	return fake_del(pep, FAKE_K_EP);
 }
 
+/* Requests may be raised on the PSP while this op is held. */
 int fake_psp_create(void *pia, struct rapt_core_psp *cpsp,
 		    uint64_t service_id, const struct rapt_psp_attr *attr,
 		    void *cr_pevd, uint64_t *bound_id, void **ppsp)
 {
+	struct fake_psp *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return RAPT_ENOMEM;
+	p->obj.kind = FAKE_K_PSP;
+	p->cpsp = cpsp;
+	pthread_mutex_lock(&fk.lock);
+	fk.live[FAKE_K_PSP]++;
+	fk.newest_psp = p;
+	pthread_mutex_unlock(&fk.lock);
 	fake_enter(FAKE_PSP_CREATE);
 	*bound_id = service_id == RAPT_SERVICE_ID_ANY ? 4242 : service_id;
-	return fake_new(FAKE_K_PSP, ppsp);
+	*ppsp = p;
+	return 0;
 }
 
 int fake_psp_free(void *ppsp)
 {
 	fake_enter(FAKE_PSP_FREE);
+	pthread_mutex_lock(&fk.lock);
+	if (fk.newest_psp == ppsp)
+		fk.newest_psp = NULL;
+	pthread_mutex_unlock(&fk.lock);
 	return fake_del(ppsp, FAKE_K_PSP);
+}
+
+/* With fk.lock: take @req off the list; false if it is not there. */
+static bool req_unlink(struct fake_req *req)
+{
+	struct fake_req **pp;
+
+	for (pp = &fk.reqs; *pp; pp = &(*pp)->next) {
+		if (*pp == req) {
+			*pp = req->next;
+			fk.live[FAKE_K_REQ]--;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A decision: it must get a live request of its own PSP, and ends it. */
+static int fake_decide(enum fake_op op, void *ppsp, struct rapt_core_cr *ccr)
+{
+	struct fake_req *req;
+
+	fake_enter(op);
+	pthread_mutex_lock(&fk.lock);
+	req = rapt_prov_cr_request(ccr);
+	if (!req) {
+		pthread_mutex_unlock(&fk.lock);
+		return RAPT_ENOTCONN;
+	}
+	/* Looked up by address first: a request the core should never
+	 * have handed back is not read. */
+	if (!req_unlink(req) || (void *)req->psp != ppsp) {
+		fk.cr_bad++;
+		pthread_mutex_unlock(&fk.lock);
+		return RAPT_EPROVIDER;
+	}
+	pthread_mutex_unlock(&fk.lock);
+	free(req);
+	return 0;
+}
+
+int fake_cr_accept(void *ppsp, struct rapt_core_cr *ccr, void *pep,
+		   const void *pdata, size_t pdata_len)
+{
+	return fake_decide(FAKE_CR_ACCEPT, ppsp, ccr);
+}
+
+int fake_cr_reject(void *ppsp, struct rapt_core_cr *ccr, const void *pdata,
+		   size_t pdata_len)
+{
+	return fake_decide(FAKE_CR_REJECT, ppsp, ccr);
 }
 
 /* ------------------------------------------------------------------ */
@@ -161,6 +250,7 @@ static void ctl_reset(void)
 {
 	pthread_mutex_lock(&fk.lock);
 	memset(fk.hook, 0, sizeof(fk.hook));
+	fk.cr_bad = 0;
 	pthread_mutex_unlock(&fk.lock);
 }
 
@@ -214,6 +304,59 @@ static int ctl_live(enum fake_kind kind)
 	return n;
 }
 
+static int ctl_cr_raise(void)
+{
+	struct rapt_prov_request r;
+	struct rapt_prov_verdict v;
+	struct fake_req *req = calloc(1, sizeof(*req));
+	int ret;
+
+	if (!req)
+		return RAPT_ENOMEM;
+	memset(&r, 0, sizeof(r));
+	pthread_mutex_lock(&fk.lock);
+	req->psp = fk.newest_psp;
+	ret = req->psp ? rapt_prov_cr_arrive(req->psp->cpsp, req, &r,
+					     &req->ccr, &v) : RAPT_EINVAL;
+	if (!ret) {
+		struct fake_req **pp = &fk.reqs;
+
+		while (*pp)
+			pp = &(*pp)->next;
+		*pp = req;
+		fk.live[FAKE_K_REQ]++;
+	}
+	pthread_mutex_unlock(&fk.lock);
+	if (ret)
+		free(req);
+	return ret;
+}
+
+static int ctl_cr_cancel(void)
+{
+	struct fake_req *req;
+
+	pthread_mutex_lock(&fk.lock);
+	req = fk.reqs;
+	if (req) {
+		req_unlink(req);
+		rapt_prov_cr_cancel(req->ccr);
+	}
+	pthread_mutex_unlock(&fk.lock);
+	free(req);
+	return req ? 0 : -1;
+}
+
+static unsigned int ctl_cr_bad(void)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&fk.lock);
+	n = fk.cr_bad;
+	pthread_mutex_unlock(&fk.lock);
+	return n;
+}
+
 static const struct fake_ctl fake_ctl_ops = {
 	.reset = ctl_reset,
 	.block = ctl_block,
@@ -221,6 +364,9 @@ static const struct fake_ctl fake_ctl_ops = {
 	.release = ctl_release,
 	.calls = ctl_calls,
 	.live = ctl_live,
+	.cr_raise = ctl_cr_raise,
+	.cr_cancel = ctl_cr_cancel,
+	.cr_bad = ctl_cr_bad,
 };
 
 const struct fake_ctl *fake_ctl(void)

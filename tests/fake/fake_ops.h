@@ -40,6 +40,8 @@ enum fake_op {
 	FAKE_EP_FREE,
 	FAKE_PSP_CREATE,
 	FAKE_PSP_FREE,
+	FAKE_CR_ACCEPT,
+	FAKE_CR_REJECT,
 	FAKE_NOPS,
 };
 
@@ -50,6 +52,7 @@ enum fake_kind {
 	FAKE_K_EVD,
 	FAKE_K_EP,
 	FAKE_K_PSP,
+	FAKE_K_REQ,		/* requests handed to the core, not ended */
 	FAKE_NKINDS,
 };
 
@@ -62,6 +65,13 @@ enum fake_kind {
  * @release: let every blocked call of @op return; block no more
  * @calls: how many times @op was called since the last reset
  * @live: how many provider objects of @kind exist
+ * @cr_raise: a request arrives on the newest PSP (which may still be in
+ *            its psp_create); returns what rapt_prov_cr_arrive() did
+ * @cr_cancel: the requester of the oldest request not yet ended goes
+ *             away: rapt_prov_cr_cancel(), then the request is freed;
+ *             returns -1 if there is none
+ * @cr_bad: cr_accept/cr_reject calls that got a PSP object other than
+ *          their request's, or a request already ended
  */
 struct fake_ctl {
 	void (*reset)(void);
@@ -70,6 +80,9 @@ struct fake_ctl {
 	void (*release)(enum fake_op op);
 	unsigned int (*calls)(enum fake_op op);
 	int (*live)(enum fake_kind kind);
+	int (*cr_raise)(void);
+	int (*cr_cancel)(void);
+	unsigned int (*cr_bad)(void);
 };
 
 /* The object ops, for fake_prov.c's table. */
@@ -90,6 +103,10 @@ int fake_psp_create(void *pia, struct rapt_core_psp *cpsp,
 		    uint64_t service_id, const struct rapt_psp_attr *attr,
 		    void *cr_pevd, uint64_t *bound_id, void **ppsp);
 int fake_psp_free(void *ppsp);
+int fake_cr_accept(void *ppsp, struct rapt_core_cr *ccr, void *pep,
+		   const void *pdata, size_t pdata_len);
+int fake_cr_reject(void *ppsp, struct rapt_core_cr *ccr, const void *pdata,
+		   size_t pdata_len);
 
 #define FAKE_OBJECT_OPS							\
 	.pz_create = fake_pz_create,					\
@@ -101,7 +118,9 @@ int fake_psp_free(void *ppsp);
 	.ep_create = fake_ep_create,					\
 	.ep_free = fake_ep_free,					\
 	.psp_create = fake_psp_create,					\
-	.psp_free = fake_psp_free
+	.psp_free = fake_psp_free,					\
+	.cr_accept = fake_cr_accept,					\
+	.cr_reject = fake_cr_reject
 
 /* Exported by fakeops: the control table. */
 RAPT_PROVIDER_EXPORT const struct fake_ctl *fake_ctl(void);
