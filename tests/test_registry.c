@@ -1035,7 +1035,8 @@ static int my_pz_create(void *pia, void **ppz)
 	return RAPT_EIO;
 }
 
-static int my_cr_reject(void *pcr, const void *pdata, size_t pdata_len)
+static int my_cr_reject(void *ppsp, struct rapt_core_cr *ccr,
+			const void *pdata, size_t pdata_len)
 {
 	return RAPT_EIO;
 }
@@ -1058,7 +1059,7 @@ static void test_ops_fill(void)
 	CU_ASSERT_EQUAL(full.lmr_create(NULL, NULL, NULL, 1, 0, NULL, &obj),
 			RAPT_ENOTSUP);
 	CU_ASSERT_EQUAL(full.post_send(NULL, NULL, 0, 0, 0, 0), RAPT_ENOTSUP);
-	CU_ASSERT_EQUAL(full.cr_reject(NULL, NULL, 0), RAPT_ENOTSUP);
+	CU_ASSERT_EQUAL(full.cr_reject(NULL, NULL, NULL, 0), RAPT_ENOTSUP);
 	CU_ASSERT_EQUAL(full.evd_progress(NULL), RAPT_ENOTSUP);
 	CU_ASSERT_PTR_EQUAL(obj, &obj);
 	/* Except: PZ and EVD need no provider object. */
