@@ -32,7 +32,7 @@
 
 #define WAIT_MS 10000
 #define IA_NAME "fakeops:d2"
-#define FAKE_DSO RAPT_TEST_FAKEDIR "/librapt-fakeops-pv1.so"
+#define FAKE_DSO RAPT_TEST_FAKEDIR "/librapt-fakeops-pv2.so"
 #define NRES 16
 
 static const struct fake_ctl *ctl;
@@ -821,7 +821,7 @@ static int suite_init(void)
 	snprintf(dir, sizeof(dir), "/tmp/rapt-locking-XXXXXX");
 	if (!mkdtemp(dir))
 		return -1;
-	snprintf(link_path, sizeof(link_path), "%s/librapt-fakeops-pv1.so",
+	snprintf(link_path, sizeof(link_path), "%s/librapt-fakeops-pv2.so",
 		 dir);
 	if (symlink(FAKE_DSO, link_path))
 		return -1;

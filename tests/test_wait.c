@@ -26,6 +26,7 @@
 
 #include <rapt/provider.h>
 
+#include "cu_table.h"
 #include "waitprov/wait_prov.h"
 
 #define WAIT_S		10		/* bound on every wait that must end */
@@ -405,7 +406,7 @@ static int find_hooks(void)
 	return inject && stats ? 0 : -1;
 }
 
-static int suite_init(void)
+static int setup(void)
 {
 	int ret;
 
@@ -421,15 +422,7 @@ static int suite_init(void)
 	return find_hooks();
 }
 
-static int suite_clean(void)
-{
-	return rapt_ia_close(ia) ? -1 : 0;
-}
-
-static const struct {
-	const char *name;
-	void (*fn)(void);
-} cases[] = {
+static const struct test_case cases[] = {
 	{ "a waiter sleeps on the provider's wait object and pushes in its own thread",
 	  test_sleeps_on_wait_object },
 	{ "work pending before the wait: trywait says so, no sleep",
@@ -445,22 +438,18 @@ static const struct {
 	{ "four waiters, 20,000 events: each delivered once",
 	  test_many_waiters },
 	{ "the EVD fd wakes on the provider's wait object", test_fd_path },
+	{ NULL, NULL },
 };
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int i, failed;
+	static const struct test_suite suite = { "wait objects", cases };
+	int ret;
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("wait objects", suite_init, suite_clean);
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		CU_add_test(s, cases[i].name, cases[i].fn);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures() +
-		 CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	return failed ? 1 : 0;
+	if (setup())
+		return 99;	/* the automake hard-error code */
+	ret = cu_table_run(&suite, 1);
+	if (rapt_ia_close(ia))
+		ret = ret ? ret : 1;
+	return ret;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The "test" provider: an in-process loopback transport for the core's unit
- * tests.  Built for make check as tests/.libs/librapt-test-pv1.so, never
+ * tests.  Built for make check as tests/.libs/librapt-test-pv2.so, never
  * installed.  It implements every op of <rapt/provider.h> (evd_progress is
  * left NULL on purpose so the core's stub is exercised) and reaches the
  * core only through the public provider SDK.

@@ -32,7 +32,7 @@ extern "C" {
 #endif
 
 /* Bump on any incompatible change to this header. */
-#define RAPT_PROVIDER_ABI 1
+#define RAPT_PROVIDER_ABI 2
 
 #define RAPT_VERSION_PACK(maj, min, patch)				\
 	((uint32_t)(((maj) << 16) | ((min) << 8) | (patch)))
