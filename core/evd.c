@@ -1094,6 +1094,16 @@ static int evd_poll(struct rapt_core_evd *evd, const struct timespec *deadline)
 	return 0;
 }
 
+/* Sleep up to a millisecond, or until a push kicks us. */
+static void evd_nap(struct rapt_core_evd *evd)
+{
+	struct pollfd p = { .fd = evd->wake_fd, .events = POLLIN };
+	const struct timespec ms = { 0, 1000000 };
+
+	if (ppoll(&p, 1, &ms, NULL) < 0 && errno != EINTR)
+		rapt_err("EVD %p: ppoll: %m", (void *)evd->handle);
+}
+
 /*
  * The leader's turn (called and returns with both locks held): arm the
  * provider's wait object, sleep on it, and let the provider turn what
@@ -1117,9 +1127,12 @@ static int waiter_lead(struct rapt_core_evd *evd, struct evd_waiter *w,
 		else
 			evd->progress(pevd);
 	} else {
-		/* Work is pending (RAPT_EAGAIN), or the provider failed to
-		 * arm, which it logs: look once more without sleeping. */
+		/* Work is pending (RAPT_EAGAIN): look once more without
+		 * sleeping.  A provider that cannot arm (it logs why) is
+		 * looked at once a millisecond rather than in a busy loop. */
 		evd->progress(pevd);
+		if (ret != RAPT_EAGAIN)
+			evd_nap(evd);
 		if (deadline && !deadline_left(deadline, &(struct timespec){0}))
 			rc = RAPT_ETIMEDOUT;
 	}

@@ -36,6 +36,7 @@
 static struct rapt_ia *ia;
 static wait_prov_inject_fn inject;
 static wait_prov_stats_fn stats;
+static wait_prov_fail_fn fail_trywait;
 
 #define CHECK_RC(expr, want)						\
 	do {								\
@@ -384,6 +385,27 @@ static void test_fd_path(void)
 	CHECK_RC(rapt_evd_free(evd), 0);
 }
 
+/* A provider that cannot arm: the waiter still sees its events (through
+ * evd_progress) and naps between looks instead of spinning. */
+static void test_trywait_fails(void)
+{
+	struct rapt_evd *evd = new_evd(64, RAPT_EVD_DTO);
+	struct rapt_event ev;
+	uint64_t t0;
+
+	CHECK_RC(fail_trywait(evd, RAPT_EIO), 0);
+	t0 = now_ms();
+	CHECK_RC(rapt_evd_wait(evd, 100000, 1, &ev, NULL), RAPT_ETIMEDOUT);
+	CU_ASSERT_TRUE(now_ms() - t0 >= 100);
+	/* About one look a millisecond, not a busy loop. */
+	CU_ASSERT_TRUE(st_of(evd).trywait_block < 1000);
+	CHECK_RC(inject(evd, 1), 0);
+	CHECK_RC(rapt_evd_wait(evd, WAIT_S * 1000000ll, 1, &ev, NULL), 0);
+	CU_ASSERT_EQUAL(ev.u.dto.cookie, 0);
+	CU_ASSERT_EQUAL(st_of(evd).sleeping, 0);
+	CHECK_RC(rapt_evd_free(evd), 0);
+}
+
 /* ------------------------------------------------------------------ */
 /* Runner                                                              */
 /* ------------------------------------------------------------------ */
@@ -403,7 +425,8 @@ static int find_hooks(void)
 	}
 	inject = (wait_prov_inject_fn)dlsym(dl, "wait_prov_inject");
 	stats = (wait_prov_stats_fn)dlsym(dl, "wait_prov_stats");
-	return inject && stats ? 0 : -1;
+	fail_trywait = (wait_prov_fail_fn)dlsym(dl, "wait_prov_fail_trywait");
+	return inject && stats && fail_trywait ? 0 : -1;
 }
 
 static int setup(void)
@@ -438,6 +461,8 @@ static const struct test_case cases[] = {
 	{ "four waiters, 20,000 events: each delivered once",
 	  test_many_waiters },
 	{ "the EVD fd wakes on the provider's wait object", test_fd_path },
+	{ "a provider that cannot arm is looked at, not spun on",
+	  test_trywait_fails },
 	{ NULL, NULL },
 };
 
