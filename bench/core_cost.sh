@@ -76,9 +76,9 @@ fi
 
 driver=$builddir/bench/null/core_cost
 if [ ! -x "$driver" ] ||
-   [ ! -f "$builddir/bench/null/.libs/librapt-null-pv1.so" ]; then
+   [ ! -f "$builddir/bench/null/.libs/librapt-null-pv2.so" ]; then
 	make -C "$builddir" -s bench/null/core_cost \
-		bench/null/librapt-null-pv1.la >/dev/null 2>&1 ||
+		bench/null/librapt-null-pv2.la >/dev/null 2>&1 ||
 		skip "cannot build bench/null/core_cost in $builddir"
 fi
 

@@ -92,7 +92,7 @@ if [ ! -x "$perf" ]; then
 fi
 
 # --- rapt_perf over the in-process test provider ---------------------
-if [ -f "$top/tests/.libs/librapt-test-pv1.so" ]; then
+if [ -f "$top/tests/.libs/librapt-test-pv2.so" ]; then
 	perf_all test --loopback-thread
 	check "rapt_perf test lat_send -m block" $perf -p test \
 		--loopback-thread -t lat_send -n 64 -W 4 -V -m block --json
@@ -105,7 +105,7 @@ if [ -f "$top/tests/.libs/librapt-test-pv1.so" ]; then
 	check "rapt_perf test connrate --pdata 0" $perf -p test \
 		--loopback-thread -t connrate -n 10 --pdata 0 -V --json
 else
-	skip "rapt_perf over test: tests/.libs/librapt-test-pv1.so not built"
+	skip "rapt_perf over test: tests/.libs/librapt-test-pv2.so not built"
 fi
 
 # --- rapt_perf over tcp:lo, two processes ----------------------------

@@ -69,13 +69,13 @@ run()
 test_fault="--unreachable-addr 192.0.2.1 --blackhole-addr 198.51.100.1 \
 --half-open connect:127.0.0.2"
 
-if test -e tests/.libs/librapt-test-pv1.so; then
+if test -e tests/.libs/librapt-test-pv2.so; then
 	# shellcheck disable=SC2086
 	run test:loop -p test:loop $test_fault
 	# shellcheck disable=SC2086
 	run test:ibsim -p test:ibsim $test_fault
 else
-	echo "SKIP: the test provider is not built (tests/.libs/librapt-test-pv1.so)"
+	echo "SKIP: the test provider is not built (tests/.libs/librapt-test-pv2.so)"
 fi
 
 # ---------------------------------------------------------------------
@@ -137,13 +137,13 @@ tcp_twohost()
 	return 0
 }
 
-if test -e .libs/librapt-tcp-pv1.so; then
+if test -e .libs/librapt-tcp-pv2.so; then
 	# No fault addresses on the host's own network: the two-host run
 	# sets up its own inside its namespaces and covers those tests.
 	run tcp -p tcp --unreachable-addr none --blackhole-addr none
 	tcp_twohost tcp
 else
-	echo "SKIP: tcp runs: the tcp provider is not built (.libs/librapt-tcp-pv1.so)"
+	echo "SKIP: tcp runs: the tcp provider is not built (.libs/librapt-tcp-pv2.so)"
 fi
 
 test $ran -eq 0 && exit 77

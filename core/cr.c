@@ -1,8 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * CR: a connection request handed to the passive consumer before any EP is
- * chosen.  It holds one backlog slot of its PSP until it is accepted,
- * rejected, or its requester goes away.
+ * chosen.  It holds one backlog slot of its PSP, and a user of it, until it
+ * is accepted, rejected, or its requester goes away.
+ *
+ * Who frees a CR.  Decisions (rapt_cr_accept/reject), the provider's
+ * cancel and the IA's close may meet on one CR from different threads; no
+ * lock is held across the provider's op.  cr->lock guards the flags:
+ * @deciding lets one decision at a time reach the provider; @dead says a
+ * decision has ended and is freeing the CR.  A CR cancelled while nobody
+ * decides it is an orphan: it sits on its IA's orphan list, counted in
+ * ia->norphans, and whoever takes it off the list (under ia->lock) frees
+ * it: the consumer's next decision (which then fails with RAPT_ENOTCONN)
+ * or the IA's close.  Every other caller holds a user of the CR, so the
+ * one that frees it first waits for them to let go (rapt__obj_drain()),
+ * and the IA's close waits until norphans is 0: a caller that lost the
+ * race still finds the CR and its IA in memory.
+ *
+ * The provider gets its request back only through rapt_prov_cr_request(),
+ * which answers NULL once the provider has cancelled it: a cancel that
+ * comes first fails the decision here (RAPT_ENOTCONN) without an op, and
+ * one that races an op under way is seen by the op itself, which the
+ * provider serialises with its cancel.  A decision holds the CR's backlog
+ * slot, and so its PSP, for the whole op: the provider's PSP object is
+ * always alive there.
+ *
+ * Lock order: cr->lock, then ia->lock or psp->lock.
  */
 #include "config.h"
 
@@ -62,32 +85,59 @@ static void orphan_link(struct rapt_core_cr *cr)
 	if (ia->orphans)
 		ia->orphans->orphan_prev = cr;
 	ia->orphans = cr;
+	ia->norphans++;
 	pthread_mutex_unlock(&ia->lock);
 }
 
-static void orphan_unlink(struct rapt_core_cr *cr)
+/* With ia->lock held. */
+static void orphan_unlink_locked(struct rapt_core_ia *ia,
+				 struct rapt_core_cr *cr)
+{
+	if (cr->orphan_prev)
+		cr->orphan_prev->orphan_next = cr->orphan_next;
+	else
+		ia->orphans = cr->orphan_next;
+	if (cr->orphan_next)
+		cr->orphan_next->orphan_prev = cr->orphan_prev;
+	cr->orphan = false;
+}
+
+/* Take @cr off its IA's orphan list; false if somebody else did. */
+static bool orphan_claim(struct rapt_core_cr *cr)
 {
 	struct rapt_core_ia *ia = cr->obj.ia;
+	bool mine;
 
 	pthread_mutex_lock(&ia->lock);
-	if (cr->orphan) {
-		if (cr->orphan_prev)
-			cr->orphan_prev->orphan_next = cr->orphan_next;
-		else
-			ia->orphans = cr->orphan_next;
-		if (cr->orphan_next)
-			cr->orphan_next->orphan_prev = cr->orphan_prev;
-		cr->orphan = false;
-	}
+	mine = cr->orphan;
+	if (mine)
+		orphan_unlink_locked(ia, cr);
 	pthread_mutex_unlock(&ia->lock);
+	return mine;
 }
 
-static void cr_destroy(struct rapt_core_cr *cr)
+/*
+ * Free @cr once its other users are gone; the caller owns @held of them
+ * (the handle is invalid for everybody from the first step).
+ */
+static void cr_free(struct rapt_core_cr *cr, unsigned int held)
 {
-	orphan_unlink(cr);
+	rapt__obj_drain(&cr->obj, held);
 	rapt__obj_unregister(&cr->obj);
 	pthread_mutex_destroy(&cr->lock);
 	free(cr);
+}
+
+/* Free a claimed orphan; its IA may close once none is left. */
+static void orphan_free(struct rapt_core_cr *cr, unsigned int held)
+{
+	struct rapt_core_ia *ia = cr->obj.ia;
+
+	cr_free(cr, held);
+	pthread_mutex_lock(&ia->lock);
+	if (!--ia->norphans)
+		pthread_cond_broadcast(&ia->orphans_gone);
+	pthread_mutex_unlock(&ia->lock);
 }
 
 static int cr_deliver(struct rapt_core_psp *psp, struct rapt_core_cr *cr)
@@ -95,16 +145,21 @@ static int cr_deliver(struct rapt_core_psp *psp, struct rapt_core_cr *cr)
 	struct rapt_event ev = { .type = RAPT_EV_CR_ARRIVAL };
 	int ret;
 
-	ret = rapt__obj_register(&cr->obj, RAPT_CLS_CR, &psp->obj,
-				 psp->obj.ia);
-	if (ret)
+	/* Admitted, so the PSP is not being freed: a user it keeps. */
+	rapt__obj_hold(&psp->obj);
+	ret = rapt__obj_reserve(&cr->obj, RAPT_CLS_CR, &psp->obj,
+				psp->obj.ia);
+	if (ret) {
+		rapt__obj_put(&psp->obj);
 		return ret;
+	}
+	rapt__obj_publish(&cr->obj);
 	ev.u.cr.psp = rapt__obj_handle(&psp->obj);
 	ev.u.cr.cr = rapt__obj_handle(&cr->obj);
 	ev.u.cr.service_id = cr->info.service_id;
 	ret = rapt_prov_evd_push(psp->cr_evd, &ev);
 	if (ret)
-		cr_destroy(cr);
+		cr_free(cr, 0);		/* nobody knows its handle */
 	return ret;
 }
 
@@ -131,8 +186,8 @@ RAPT_SDK int rapt_prov_cr_arrive(struct rapt_core_psp *psp, void *pcr,
 		rapt_err("out of memory for a connection request");
 		ret = RAPT_ENOMEM;
 	} else {
-		/* The CR EVD overflowed (reported there): refuse the
-		 * request rather than lose it. */
+		/* The CR EVD overflowed (reported there), or the handle
+		 * table is full: refuse the request rather than lose it. */
 		ret = cr_deliver(psp, cr) ? RAPT_EBUSY : 0;
 	}
 	if (ret) {
@@ -147,29 +202,29 @@ RAPT_SDK int rapt_prov_cr_arrive(struct rapt_core_psp *psp, void *pcr,
 /* Give up the CR's backlog slot once; called with cr->lock held. */
 static void cr_uncount(struct rapt_core_cr *cr, int outcome)
 {
+	struct rapt_core_psp *psp = cr->psp;
+
 	if (!cr->counted)
 		return;
 	cr->counted = false;
-	rapt__psp_release(cr->psp, outcome);
-	/* Detach: the PSP may now be freed while this CR handle lives on. */
-	rapt__obj_put(&cr->psp->obj);
 	cr->obj.parent = NULL;
 	cr->psp = NULL;
+	rapt__psp_release(psp, outcome);
+	/* Last: the PSP may be freed as soon as this user is gone. */
+	rapt__obj_put(&psp->obj);
 }
 
 RAPT_SDK void rapt_prov_cr_cancel(struct rapt_core_cr *cr)
 {
-	bool orphan = false;
-
 	pthread_mutex_lock(&cr->lock);
 	cr->cancelled = true;
 	if (!cr->deciding) {
+		/* An orphan before it lets go of its PSP, so that its IA
+		 * cannot close in between. */
+		orphan_link(cr);
 		cr_uncount(cr, 0);
-		orphan = true;
 	}
 	pthread_mutex_unlock(&cr->lock);
-	if (orphan)
-		orphan_link(cr);
 }
 
 void rapt__cr_reap_orphans(struct rapt_core_ia *ia)
@@ -179,11 +234,18 @@ void rapt__cr_reap_orphans(struct rapt_core_ia *ia)
 	for (;;) {
 		pthread_mutex_lock(&ia->lock);
 		cr = ia->orphans;
+		if (cr)
+			orphan_unlink_locked(ia, cr);
 		pthread_mutex_unlock(&ia->lock);
 		if (!cr)
-			return;
-		cr_destroy(cr);
+			break;
+		orphan_free(cr, 0);
 	}
+	/* Orphans a decision took off the list are being freed there. */
+	pthread_mutex_lock(&ia->lock);
+	while (ia->norphans)
+		pthread_cond_wait(&ia->orphans_gone, &ia->lock);
+	pthread_mutex_unlock(&ia->lock);
 }
 
 RAPT_API int rapt_cr_query(struct rapt_cr *handle, struct rapt_cr_info *info,
@@ -192,67 +254,114 @@ RAPT_API int rapt_cr_query(struct rapt_cr *handle, struct rapt_cr_info *info,
 	struct rapt_obj *o;
 	int ret;
 
-	ret = rapt__obj_lookup(handle, RAPT_CLS_CR, &o);
+	ret = rapt__obj_get(handle, RAPT_CLS_CR, &o);
 	if (ret)
 		return ret;
 	if (!info || !size)
-		return rapt__fail(RAPT_EINVAL, "rapt_cr_query: no output");
-	memcpy(info, &((struct rapt_core_cr *)o)->info,
-	       RAPT_MIN(size, sizeof(struct rapt_cr_info)));
-	return 0;
+		ret = rapt__fail(RAPT_EINVAL, "rapt_cr_query: no output");
+	else
+		memcpy(info, &((struct rapt_core_cr *)o)->info,
+		       RAPT_MIN(size, sizeof(struct rapt_cr_info)));
+	rapt__obj_put(o);
+	return ret;
 }
 
-/* Lock @cr for a decision; frees it and fails if its requester is gone. */
-static int cr_begin(struct rapt_core_cr *cr, const char *what)
+RAPT_SDK void *rapt_prov_cr_request(struct rapt_core_cr *cr)
 {
+	void *pcr;
+
 	pthread_mutex_lock(&cr->lock);
-	if (cr->cancelled) {
-		pthread_mutex_unlock(&cr->lock);
-		cr_destroy(cr);
+	pcr = cr->cancelled ? NULL : cr->pcr;
+	pthread_mutex_unlock(&cr->lock);
+	return pcr;
+}
+
+/*
+ * Start a decision on @cr, whose caller holds one user of it, and find
+ * the provider's PSP object for the op.  On failure that user is gone
+ * (the CR with it, if its requester had left).
+ */
+static int cr_begin(struct rapt_core_cr *cr, const char *what, void **ppsp)
+{
+	struct rapt_core_psp *psp = NULL;
+	bool orphan = false;
+	int ret = 0;
+
+	pthread_mutex_lock(&cr->lock);
+	if (cr->dead) {
+		ret = rapt__fail(RAPT_EBADHANDLE, "%s: the CR was decided already",
+				 what);
+	} else if (cr->deciding) {
+		ret = rapt__fail(RAPT_ESTATE, "%s: already being decided",
+				 what);
+	} else if (cr->cancelled) {
+		orphan = true;
+	} else {
+		cr->deciding = true;
+		psp = cr->psp;	/* counted: held until cr_end() */
+	}
+	pthread_mutex_unlock(&cr->lock);
+	if (ret) {
+		rapt__obj_put(&cr->obj);
+		return ret;
+	}
+	if (orphan) {
+		if (!orphan_claim(cr)) {
+			rapt__obj_put(&cr->obj);
+			return rapt__fail(RAPT_EBADHANDLE,
+					  "%s: the CR is being freed", what);
+		}
+		orphan_free(cr, 1);
 		return rapt__fail(RAPT_ENOTCONN,
 				  "%s: the requester went away", what);
 	}
-	if (cr->deciding) {
-		pthread_mutex_unlock(&cr->lock);
-		return rapt__fail(RAPT_ESTATE, "%s: already being decided",
-				  what);
-	}
-	cr->deciding = true;
-	pthread_mutex_unlock(&cr->lock);
+	*ppsp = rapt__psp_prov(psp);
 	return 0;
 }
 
-/* Finish a decision: @ret from the provider op. */
+/*
+ * Finish a decision: @ret from the provider op.  Frees the CR if it is
+ * settled, and releases the caller's user of it either way.
+ */
 static int cr_end(struct rapt_core_cr *cr, int ret, int outcome,
 		  const char *what)
 {
+	bool done;
+
 	pthread_mutex_lock(&cr->lock);
 	cr->deciding = false;
-	if (!ret || cr->cancelled) {
+	done = !ret || cr->cancelled;
+	if (done) {
 		cr_uncount(cr, ret ? 0 : outcome);
-		pthread_mutex_unlock(&cr->lock);
-		cr_destroy(cr);
-		if (ret)
-			return rapt__fail(RAPT_ENOTCONN,
-					  "%s: the requester went away", what);
-		return 0;
+		cr->dead = true;
 	}
 	pthread_mutex_unlock(&cr->lock);
-	return rapt__fail(ret, "%s: provider failed: %s", what,
-			  rapt_strerror(ret));
+	if (!done) {
+		rapt__obj_put(&cr->obj);
+		return rapt__fail(ret, "%s: provider failed: %s", what,
+				  rapt_strerror(ret));
+	}
+	cr_free(cr, 1);
+	if (ret)
+		return rapt__fail(RAPT_ENOTCONN, "%s: the requester went away",
+				  what);
+	return 0;
 }
 
+/* Take the accepting EP: of @cr's IA (the caller puts it). */
 static int accept_ep(struct rapt_core_cr *cr, struct rapt_ep *ep_handle,
 		     struct rapt_core_ep **out)
 {
 	struct rapt_obj *o;
-	int ret = rapt__obj_lookup(ep_handle, RAPT_CLS_EP, &o);
+	int ret = rapt__obj_get(ep_handle, RAPT_CLS_EP, &o);
 
 	if (ret)
 		return ret;
-	if (o->ia != cr->obj.ia)
+	if (o->ia != cr->obj.ia) {
+		rapt__obj_put(o);
 		return rapt__fail(RAPT_EINVAL,
 				  "rapt_cr_accept: the EP belongs to another IA");
+	}
 	*out = (struct rapt_core_ep *)o;
 	return 0;
 }
@@ -268,60 +377,69 @@ static void ep_mark_foreign(struct rapt_core_ep *ep, bool on)
 	pthread_mutex_unlock(&ep->lock);
 }
 
-RAPT_API int rapt_cr_accept(struct rapt_cr *handle, struct rapt_ep *ep_handle,
-			    const void *pdata, size_t len)
+/* The decision part of rapt_cr_accept(), with @cr and @ep held. */
+static int cr_accept(struct rapt_core_cr *cr, struct rapt_core_ep *ep,
+		     const void *pdata, size_t len)
 {
 	uint8_t wire[RAPT_PDATA_MAX];
-	struct rapt_core_ep *ep = NULL;
-	struct rapt_core_cr *cr;
-	struct rapt_obj *o;
 	uint32_t st = RAPT_EP_UNCONNECTED;
+	void *ppsp;
 	bool foreign;
 	int ret, wlen;
 
-	rapt__ctl_lock();
-	ret = rapt__obj_lookup(handle, RAPT_CLS_CR, &o);
-	if (ret)
-		goto out;
-	cr = (struct rapt_core_cr *)o;
-	ret = accept_ep(cr, ep_handle, &ep);
-	if (ret)
-		goto out;
 	/* Raw for a raw EP, and for a foreign requester, which would not
 	 * understand rapt's header (as rapt_cr_reject does). */
 	foreign = cr->info.flags & RAPT_CRI_FOREIGN_PEER;
-	wlen = rapt__pdata_prepare(pdata, len, o->ia->attr.pdata_accept,
+	wlen = rapt__pdata_prepare(pdata, len, cr->obj.ia->attr.pdata_accept,
 				   foreign ||
 				   (ep->attr.flags & RAPT_EP_RAW_PDATA),
 				   "rapt_cr_accept", wire);
 	if (wlen < 0) {
-		ret = wlen;
-		goto out;
+		rapt__obj_put(&cr->obj);
+		return wlen;
 	}
-	ret = cr_begin(cr, "rapt_cr_accept");
+	ret = cr_begin(cr, "rapt_cr_accept", &ppsp);
 	if (ret)
-		goto out;
+		return ret;
 	if (!atomic_compare_exchange_strong(&ep->state, &st,
 					    RAPT_EP_PASSIVE_PENDING)) {
 		cr_end(cr, RAPT_ESTATE, 0, "rapt_cr_accept");
-		ret = rapt__fail(RAPT_ESTATE, "rapt_cr_accept: EP is %s",
-				 rapt_ep_state_name(st));
-		goto out;
+		return rapt__fail(RAPT_ESTATE, "rapt_cr_accept: EP is %s",
+				  rapt_ep_state_name(st));
 	}
 	/* Before the provider runs: its ESTABLISHED may come at once, and
 	 * carries the mark (ep_event.c). */
 	if (foreign)
 		ep_mark_foreign(ep, true);
-	ret = rapt__ops(o)->cr_accept(cr->pcr, ep->obj.prov, wire,
-				      (size_t)wlen);
+	ret = rapt__ops(&cr->obj)->cr_accept(ppsp, cr, ep->obj.prov, wire,
+					     (size_t)wlen);
 	if (ret) {
 		if (foreign)
 			ep_mark_foreign(ep, false);
 		atomic_store(&ep->state, RAPT_EP_UNCONNECTED);
 	}
-	ret = cr_end(cr, ret, 1, "rapt_cr_accept");
-out:
-	rapt__ctl_unlock();
+	return cr_end(cr, ret, 1, "rapt_cr_accept");
+}
+
+RAPT_API int rapt_cr_accept(struct rapt_cr *handle, struct rapt_ep *ep_handle,
+			    const void *pdata, size_t len)
+{
+	struct rapt_core_ep *ep = NULL;
+	struct rapt_obj *o;
+	int ret;
+
+	ret = rapt__obj_get(handle, RAPT_CLS_CR, &o);
+	if (ret)
+		return ret;
+	ret = accept_ep((struct rapt_core_cr *)o, ep_handle, &ep);
+	if (ret) {
+		rapt__obj_put(o);
+		return ret;
+	}
+	/* The accept may take long (rdma_accept): only the CR and the EP
+	 * are held meanwhile. */
+	ret = cr_accept((struct rapt_core_cr *)o, ep, pdata, len);
+	rapt__obj_put(&ep->obj);
 	return ret;
 }
 
@@ -331,27 +449,24 @@ RAPT_API int rapt_cr_reject(struct rapt_cr *handle, const void *pdata,
 	uint8_t wire[RAPT_PDATA_MAX];
 	struct rapt_core_cr *cr;
 	struct rapt_obj *o;
+	void *ppsp;
 	int ret, wlen;
 
-	rapt__ctl_lock();
-	ret = rapt__obj_lookup(handle, RAPT_CLS_CR, &o);
+	ret = rapt__obj_get(handle, RAPT_CLS_CR, &o);
 	if (ret)
-		goto out;
+		return ret;
 	cr = (struct rapt_core_cr *)o;
 	/* A foreign requester gets its reject data raw, as it would expect. */
 	wlen = rapt__pdata_prepare(pdata, len, o->ia->attr.pdata_reject,
 				   cr->info.flags & RAPT_CRI_FOREIGN_PEER,
 				   "rapt_cr_reject", wire);
 	if (wlen < 0) {
-		ret = wlen;
-		goto out;
+		rapt__obj_put(o);
+		return wlen;
 	}
-	ret = cr_begin(cr, "rapt_cr_reject");
+	ret = cr_begin(cr, "rapt_cr_reject", &ppsp);
 	if (ret)
-		goto out;
-	ret = rapt__ops(o)->cr_reject(cr->pcr, wire, (size_t)wlen);
-	ret = cr_end(cr, ret, -1, "rapt_cr_reject");
-out:
-	rapt__ctl_unlock();
-	return ret;
+		return ret;
+	ret = rapt__ops(o)->cr_reject(ppsp, cr, wire, (size_t)wlen);
+	return cr_end(cr, ret, -1, "rapt_cr_reject");
 }

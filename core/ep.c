@@ -77,7 +77,10 @@ static uint32_t ep_post_flags(uint64_t caps)
 	return f;
 }
 
-/* Resolve an optional EVD that must carry @stream and belong to @ia. */
+/*
+ * Take an optional EVD that must carry @stream and belong to @ia; the user
+ * taken on it becomes the EP's (ep_put_evds() drops it).
+ */
 static int ep_evd(struct rapt_evd *h, uint32_t stream, struct rapt_core_ia *ia,
 		  const char *what, bool required, struct rapt_core_evd **out)
 {
@@ -91,16 +94,20 @@ static int ep_evd(struct rapt_evd *h, uint32_t stream, struct rapt_core_ia *ia,
 					  what);
 		return 0;
 	}
-	ret = rapt__obj_lookup(h, RAPT_CLS_EVD, &o);
+	ret = rapt__obj_get(h, RAPT_CLS_EVD, &o);
 	if (ret)
 		return ret;
 	if (o->ia != ia)
-		return rapt__fail(RAPT_EINVAL,
-				  "rapt_ep_create: %s belongs to another IA", what);
-	if (!(rapt__evd_streams((struct rapt_core_evd *)o) & stream))
-		return rapt__fail(RAPT_EINVAL,
-				  "rapt_ep_create: %s lacks the needed event stream",
-				  what);
+		ret = rapt__fail(RAPT_EINVAL,
+				 "rapt_ep_create: %s belongs to another IA", what);
+	else if (!(rapt__evd_streams((struct rapt_core_evd *)o) & stream))
+		ret = rapt__fail(RAPT_EINVAL,
+				 "rapt_ep_create: %s lacks the needed event stream",
+				 what);
+	if (ret) {
+		rapt__obj_put(o);
+		return ret;
+	}
 	*out = (struct rapt_core_evd *)o;
 	return 0;
 }
@@ -110,21 +117,17 @@ static void *evd_prov(struct rapt_core_evd *evd)
 	return evd ? ((struct rapt_obj *)evd)->prov : NULL;
 }
 
-static void evd_hold(struct rapt_core_evd *evd, bool hold)
+static void evd_put(struct rapt_core_evd *evd)
 {
-	if (!evd)
-		return;
-	if (hold)
-		rapt__obj_hold((struct rapt_obj *)evd);
-	else
+	if (evd)
 		rapt__obj_put((struct rapt_obj *)evd);
 }
 
-static void ep_hold_evds(struct rapt_core_ep *ep, bool hold)
+static void ep_put_evds(struct rapt_core_ep *ep)
 {
-	evd_hold(ep->recv_evd, hold);
-	evd_hold(ep->req_evd, hold);
-	evd_hold(ep->conn_evd, hold);
+	evd_put(ep->recv_evd);
+	evd_put(ep->req_evd);
+	evd_put(ep->conn_evd);
 }
 
 static int ep_resolve_evds(struct rapt_core_ep *ep, struct rapt_core_ia *ia,
@@ -167,32 +170,47 @@ static void ep_release(struct rapt_core_ep *ep)
 	free(ep);
 }
 
+/* Allocate @ep's state and take its EVDs, for a create on @pz. */
+static int ep_prepare(struct rapt_obj *pz, struct rapt_evd *recv,
+		      struct rapt_evd *req, struct rapt_evd *conn,
+		      const struct rapt_ep_attr *attr, struct rapt_core_ep **out)
+{
+	struct rapt_core_ep *ep;
+	int ret;
+
+	ep = ep_alloc(pz->ia, attr);
+	if (!ep)
+		return rapt__fail(RAPT_ENOMEM, "out of memory creating an EP");
+	ret = ep_attr_check(&pz->ia->attr, &ep->attr);
+	if (!ret)
+		ret = ep_resolve_evds(ep, pz->ia, recv, req, conn);
+	if (ret) {
+		ep_put_evds(ep);
+		ep_release(ep);
+		return ret;
+	}
+	*out = ep;
+	return 0;
+}
+
 RAPT_API int rapt_ep_create(struct rapt_pz *pz_handle, struct rapt_evd *recv,
 			    struct rapt_evd *req, struct rapt_evd *conn,
 			    const struct rapt_ep_attr *attr,
 			    struct rapt_ep **out)
 {
-	struct rapt_core_ep *ep;
+	struct rapt_core_ep *ep = NULL;
 	struct rapt_obj *pz;
 	int ret;
 
 	if (!out)
 		return rapt__fail(RAPT_EINVAL, "rapt_ep_create: NULL output");
-	rapt__ctl_lock();
-	ret = rapt__obj_lookup(pz_handle, RAPT_CLS_PZ, &pz);
+	ret = rapt__obj_get(pz_handle, RAPT_CLS_PZ, &pz);
 	if (ret)
-		goto out;
-	ep = ep_alloc(pz->ia, attr);
-	if (!ep) {
-		ret = rapt__fail(RAPT_ENOMEM, "out of memory creating an EP");
-		goto out;
-	}
-	ret = ep_attr_check(&pz->ia->attr, &ep->attr);
-	if (!ret)
-		ret = ep_resolve_evds(ep, pz->ia, recv, req, conn);
+		return ret;
+	ret = ep_prepare(pz, recv, req, conn, attr, &ep);
 	if (ret)
-		goto err_free;
-	ret = rapt__obj_register(&ep->obj, RAPT_CLS_EP, pz, pz->ia);
+		goto err_put;
+	ret = rapt__obj_reserve(&ep->obj, RAPT_CLS_EP, pz, pz->ia);
 	if (ret)
 		goto err_free;
 	ret = rapt__ops(pz)->ep_create(pz->ia->obj.prov, pz->prov,
@@ -204,18 +222,20 @@ RAPT_API int rapt_ep_create(struct rapt_pz *pz_handle, struct rapt_evd *recv,
 	if (ret) {
 		rapt__fail(ret, "provider could not create an EP: %s",
 			   rapt_strerror(ret));
-		goto err_unregister;
+		rapt__obj_unregister(&ep->obj);
+		pz = NULL;	/* its user went with the EP's slot */
+		goto err_free;
 	}
-	ep_hold_evds(ep, true);
+	rapt__obj_publish(&ep->obj);
 	*out = rapt__obj_handle(&ep->obj);
-	goto out;
+	return 0;
 
-err_unregister:
-	rapt__obj_unregister(&ep->obj);
 err_free:
+	ep_put_evds(ep);
 	ep_release(ep);
-out:
-	rapt__ctl_unlock();
+err_put:
+	if (pz)
+		rapt__obj_put(pz);
 	return ret;
 }
 
@@ -225,32 +245,36 @@ RAPT_API int rapt_ep_free(struct rapt_ep *handle)
 	struct rapt_obj *o;
 	int ret;
 
-	rapt__ctl_lock();
-	ret = rapt__obj_lookup(handle, RAPT_CLS_EP, &o);
+	ret = rapt__obj_kill(handle, RAPT_CLS_EP, "calls", &o);
 	if (ret)
-		goto out;
+		return ret;
 	ep = (struct rapt_core_ep *)o;
 	ret = rapt__ops(o)->ep_free(o->prov);
 	if (ret) {
-		rapt__fail(ret, "provider could not free an EP: %s",
-			   rapt_strerror(ret));
-		goto out;
+		rapt__obj_revive(o);
+		return rapt__fail(ret, "provider could not free an EP: %s",
+				  rapt_strerror(ret));
 	}
-	ep_hold_evds(ep, false);
+	ep_put_evds(ep);
 	rapt__obj_unregister(o);
 	ep_release(ep);
-out:
-	rapt__ctl_unlock();
-	return ret;
+	return 0;
 }
 
-static int ep_lookup(struct rapt_ep *handle, struct rapt_core_ep **ep)
+/* Take the EP a handle names for the length of a call (ep_put()). */
+static int ep_get(struct rapt_ep *handle, struct rapt_core_ep **ep)
 {
 	struct rapt_obj *o;
-	int ret = rapt__obj_lookup(handle, RAPT_CLS_EP, &o);
+	int ret = rapt__obj_get(handle, RAPT_CLS_EP, &o);
 
 	if (!ret)
 		*ep = (struct rapt_core_ep *)o;
+	return ret;
+}
+
+static int ep_put(struct rapt_core_ep *ep, int ret)
+{
+	rapt__obj_put(&ep->obj);
 	return ret;
 }
 
@@ -288,17 +312,13 @@ static int connect_check(struct rapt_core_ep *ep, const struct sockaddr *remote,
 	return 0;
 }
 
-RAPT_API int rapt_ep_connect(struct rapt_ep *handle,
-			     const struct sockaddr *remote, uint64_t sid,
-			     const void *pdata, size_t len, int64_t timeout_us)
+static int ep_connect(struct rapt_core_ep *ep, const struct sockaddr *remote,
+		      uint64_t sid, const void *pdata, size_t len,
+		      int64_t timeout_us)
 {
 	uint8_t wire[RAPT_PDATA_MAX];
-	struct rapt_core_ep *ep;
 	int ret, wlen;
 
-	ret = ep_lookup(handle, &ep);
-	if (ret)
-		return ret;
 	ret = connect_check(ep, remote, sid, timeout_us);
 	if (ret)
 		return ret;
@@ -317,6 +337,18 @@ RAPT_API int rapt_ep_connect(struct rapt_ep *handle,
 				  rapt_strerror(ret));
 	}
 	return 0;
+}
+
+RAPT_API int rapt_ep_connect(struct rapt_ep *handle,
+			     const struct sockaddr *remote, uint64_t sid,
+			     const void *pdata, size_t len, int64_t timeout_us)
+{
+	struct rapt_core_ep *ep;
+	int ret = ep_get(handle, &ep);
+
+	if (ret)
+		return ret;
+	return ep_put(ep, ep_connect(ep, remote, sid, pdata, len, timeout_us));
 }
 
 static int disconnect_move(struct rapt_core_ep *ep, uint32_t flags)
@@ -343,18 +375,13 @@ static int disconnect_move(struct rapt_core_ep *ep, uint32_t flags)
 	}
 }
 
-RAPT_API int rapt_ep_disconnect(struct rapt_ep *handle, unsigned int flags,
-				const void *pdata, size_t len)
+static int ep_disconnect(struct rapt_core_ep *ep, unsigned int flags,
+			 const void *pdata, size_t len)
 {
-	const struct rapt_ia_attr *a;
+	const struct rapt_ia_attr *a = &ep->obj.ia->attr;
 	uint8_t wire[RAPT_PDATA_MAX];
-	struct rapt_core_ep *ep;
 	int ret, wlen = 0;
 
-	ret = ep_lookup(handle, &ep);
-	if (ret)
-		return ret;
-	a = &ep->obj.ia->attr;
 	if (flags & ~RAPT_CLOSE_ABRUPT)
 		return rapt__fail(RAPT_EINVAL, "unknown disconnect flags %#x",
 				  flags & ~RAPT_CLOSE_ABRUPT);
@@ -379,16 +406,30 @@ RAPT_API int rapt_ep_disconnect(struct rapt_ep *handle, unsigned int flags,
 	return 0;
 }
 
-RAPT_API int rapt_ep_get_state(struct rapt_ep *handle, enum rapt_ep_state *st)
+RAPT_API int rapt_ep_disconnect(struct rapt_ep *handle, unsigned int flags,
+				const void *pdata, size_t len)
 {
 	struct rapt_core_ep *ep;
-	int ret = ep_lookup(handle, &ep);
+	int ret = ep_get(handle, &ep);
 
 	if (ret)
 		return ret;
+	return ep_put(ep, ep_disconnect(ep, flags, pdata, len));
+}
+
+RAPT_API int rapt_ep_get_state(struct rapt_ep *handle, enum rapt_ep_state *st)
+{
+	struct rapt_core_ep *ep;
+	uint32_t s;
+	int ret = ep_get(handle, &ep);
+
+	if (ret)
+		return ret;
+	s = atomic_load(&ep->state);
+	ep_put(ep, 0);
 	if (!st)
 		return rapt__fail(RAPT_EINVAL, "rapt_ep_get_state: NULL output");
-	*st = (enum rapt_ep_state)atomic_load(&ep->state);
+	*st = (enum rapt_ep_state)s;
 	return 0;
 }
 
@@ -397,12 +438,13 @@ RAPT_API int rapt_ep_query(struct rapt_ep *handle, struct rapt_ep_info *info,
 {
 	struct rapt_core_ep *ep;
 	struct rapt_ep_info i;
-	int ret = ep_lookup(handle, &ep);
+	int ret = ep_get(handle, &ep);
 
 	if (ret)
 		return ret;
 	if (!info || !size)
-		return rapt__fail(RAPT_EINVAL, "rapt_ep_query: no output");
+		return ep_put(ep, rapt__fail(RAPT_EINVAL,
+					     "rapt_ep_query: no output"));
 	memset(&i, 0, sizeof(i));
 	pthread_mutex_lock(&ep->lock);
 	i.state = atomic_load(&ep->state);
@@ -413,6 +455,7 @@ RAPT_API int rapt_ep_query(struct rapt_ep *handle, struct rapt_ep_info *info,
 	i.local_addr = ep->local_addr;
 	i.remote_addr = ep->remote_addr;
 	pthread_mutex_unlock(&ep->lock);
+	ep_put(ep, 0);
 	memcpy(info, &i, RAPT_MIN(size, sizeof(i)));
 	return 0;
 }
@@ -451,16 +494,13 @@ static int modify_merge(struct rapt_core_ep *ep, uint32_t st,
 	return 0;
 }
 
-RAPT_API int rapt_ep_modify(struct rapt_ep *handle,
-			    const struct rapt_ep_attr *in, unsigned int mask)
+static int ep_modify(struct rapt_core_ep *ep, const struct rapt_ep_attr *in,
+		     unsigned int mask)
 {
-	struct rapt_core_ep *ep;
 	struct rapt_ep_attr a;
 	uint32_t st;
-	int ret = ep_lookup(handle, &ep);
+	int ret;
 
-	if (ret)
-		return ret;
 	if (!in || !mask || (mask & ~EP_ATTR_ALL))
 		return rapt__fail(RAPT_EINVAL, "rapt_ep_modify: bad attr or mask");
 	pthread_mutex_lock(&ep->lock);
@@ -492,6 +532,17 @@ RAPT_API int rapt_ep_modify(struct rapt_ep *handle,
 out:
 	pthread_mutex_unlock(&ep->lock);
 	return ret;
+}
+
+RAPT_API int rapt_ep_modify(struct rapt_ep *handle,
+			    const struct rapt_ep_attr *in, unsigned int mask)
+{
+	struct rapt_core_ep *ep;
+	int ret = ep_get(handle, &ep);
+
+	if (ret)
+		return ret;
+	return ep_put(ep, ep_modify(ep, in, mask));
 }
 
 RAPT_SDK enum rapt_ep_state rapt_prov_ep_state(struct rapt_core_ep *ep)

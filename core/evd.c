@@ -738,22 +738,19 @@ static void evd_wait_setup(struct rapt_core_evd *evd)
 	evd_unlock_all(evd);
 }
 
-/* The rest of rapt_evd_create(), with the EVD allocated. */
+/* The rest of rapt_evd_create(), with the EVD allocated and reserved. */
 static int evd_setup(struct rapt_core_ia *ia, struct rapt_core_evd *evd)
 {
 	uint32_t i;
 	int ret;
 
-	ret = rapt__obj_register(&evd->obj, RAPT_CLS_EVD, &ia->obj, ia);
-	if (ret)
-		return ret;
 	evd->handle = rapt__obj_handle(&evd->obj);
 	for (i = 0; i <= evd->mask; i++)
 		evd->ring[i].evd = evd->handle;
 	if (evd->streams & RAPT_EVD_ASYNC) {
 		ret = evd_set_async(ia, evd);
 		if (ret)
-			goto err_unregister;
+			return ret;
 	}
 	ret = ia->ops->evd_create(ia->obj.prov, evd, evd->qlen, evd->streams,
 				  &evd->obj.prov);
@@ -768,8 +765,6 @@ static int evd_setup(struct rapt_core_ia *ia, struct rapt_core_evd *evd)
 err_async:
 	if (evd->streams & RAPT_EVD_ASYNC)
 		rapt__ia_set_async_evd(ia, NULL, evd);
-err_unregister:
-	rapt__obj_unregister(&evd->obj);
 	return ret;
 }
 
@@ -795,29 +790,39 @@ RAPT_API int rapt_evd_create(struct rapt_ia *ia_handle, unsigned int qlen,
 
 	if (!out)
 		return rapt__fail(RAPT_EINVAL, "rapt_evd_create: NULL output");
-	rapt__ctl_lock();
-	ret = rapt__obj_lookup(ia_handle, RAPT_CLS_IA, &o);
+	ret = rapt__obj_get(ia_handle, RAPT_CLS_IA, &o);
 	if (ret)
-		goto out;
+		return ret;
 	ia = (struct rapt_core_ia *)o;
 	ret = evd_check_args(ia, qlen, streams);
 	if (ret)
-		goto out;
+		goto err_put;
 	evd = evd_alloc(ia, qlen, streams);
 	if (!evd) {
 		ret = rapt__fail(RAPT_ENOMEM,
 				 "out of memory creating an EVD of %u events",
 				 qlen);
-		goto out;
+		goto err_put;
 	}
+	/* The IA's user becomes the EVD's; the handle works once the
+	 * provider has its side. */
+	ret = rapt__obj_reserve(&evd->obj, RAPT_CLS_EVD, o, ia);
+	if (ret)
+		goto err_destroy;
 	ret = evd_setup(ia, evd);
 	if (ret) {
+		rapt__obj_unregister(&evd->obj);	/* puts the IA */
 		evd_destroy(evd);
-		goto out;
+		return ret;
 	}
+	rapt__obj_publish(&evd->obj);
 	*out = evd->handle;
-out:
-	rapt__ctl_unlock();
+	return 0;
+
+err_destroy:
+	evd_destroy(evd);
+err_put:
+	rapt__obj_put(o);
 	return ret;
 }
 
@@ -849,16 +854,13 @@ static void evd_cancel_waiters(struct rapt_core_evd *evd)
 }
 
 /*
- * Stop the IA from routing async events here.  A pusher that found this
- * EVD through the IA before we cleared it may hold it for the length of
- * one push (rapt_prov_async_event() does): let it finish.  No EP or PSP
- * can take a new hold meanwhile, since we hold the control lock.
+ * Stop the IA from routing async events here.  A pusher finds this EVD
+ * and pushes to it under ia->lock (rapt_prov_async_event()), so once the
+ * IA has forgotten it, none is inside.
  */
 static void evd_detach_async(struct rapt_core_evd *evd)
 {
 	rapt__ia_set_async_evd(evd->obj.ia, NULL, evd);
-	while (rapt__obj_users(&evd->obj))
-		sched_yield();
 }
 
 static void evd_undo_free(struct rapt_core_evd *evd)
@@ -868,6 +870,7 @@ static void evd_undo_free(struct rapt_core_evd *evd)
 	pthread_mutex_unlock(&evd->lock);
 	if (evd->streams & RAPT_EVD_ASYNC)
 		rapt__ia_set_async_evd(evd->obj.ia, evd, NULL);
+	rapt__obj_revive(&evd->obj);
 }
 
 /**
@@ -885,35 +888,25 @@ RAPT_API int rapt_evd_free(struct rapt_evd *handle)
 {
 	struct rapt_core_evd *evd;
 	struct rapt_obj *o;
-	unsigned int users;
 	int ret;
 
-	rapt__ctl_lock();
-	ret = rapt__obj_lookup(handle, RAPT_CLS_EVD, &o);
+	/* DYING from here: no EP or PSP can take it any more. */
+	ret = rapt__obj_kill(handle, RAPT_CLS_EVD, "EPs, PSPs or calls", &o);
 	if (ret)
-		goto out;
+		return ret;
 	evd = to_evd(o);
-	users = rapt__obj_users(o);
-	if (users) {
-		ret = rapt__fail(RAPT_EBUSY,
-				 "EVD is still used by %u EPs or PSPs", users);
-		goto out;
-	}
 	if (evd->streams & RAPT_EVD_ASYNC)
 		evd_detach_async(evd);
 	evd_cancel_waiters(evd);
 	ret = evd->ops->evd_free(o->prov);
 	if (ret) {
-		rapt__fail(ret, "provider could not free an EVD: %s",
-			   rapt_strerror(ret));
 		evd_undo_free(evd);
-		goto out;
+		return rapt__fail(ret, "provider could not free an EVD: %s",
+				  rapt_strerror(ret));
 	}
 	rapt__obj_unregister(o);
 	evd_destroy(evd);
-out:
-	rapt__ctl_unlock();
-	return ret;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1101,6 +1094,16 @@ static int evd_poll(struct rapt_core_evd *evd, const struct timespec *deadline)
 	return 0;
 }
 
+/* Sleep up to a millisecond, or until a push kicks us. */
+static void evd_nap(struct rapt_core_evd *evd)
+{
+	struct pollfd p = { .fd = evd->wake_fd, .events = POLLIN };
+	const struct timespec ms = { 0, 1000000 };
+
+	if (ppoll(&p, 1, &ms, NULL) < 0 && errno != EINTR)
+		rapt_err("EVD %p: ppoll: %m", (void *)evd->handle);
+}
+
 /*
  * The leader's turn (called and returns with both locks held): arm the
  * provider's wait object, sleep on it, and let the provider turn what
@@ -1124,9 +1127,12 @@ static int waiter_lead(struct rapt_core_evd *evd, struct evd_waiter *w,
 		else
 			evd->progress(pevd);
 	} else {
-		/* Work is pending (RAPT_EAGAIN), or the provider failed to
-		 * arm, which it logs: look once more without sleeping. */
+		/* Work is pending (RAPT_EAGAIN): look once more without
+		 * sleeping.  A provider that cannot arm (it logs why) is
+		 * looked at once a millisecond rather than in a busy loop. */
 		evd->progress(pevd);
+		if (ret != RAPT_EAGAIN)
+			evd_nap(evd);
 		if (deadline && !deadline_left(deadline, &(struct timespec){0}))
 			rc = RAPT_ETIMEDOUT;
 	}

@@ -29,6 +29,13 @@ static void ia_fill_names(struct rapt_core_ia *ia, const char *device,
 		a->prov_version = ia->prov->desc->version;
 }
 
+static void ia_release(struct rapt_core_ia *ia)
+{
+	pthread_cond_destroy(&ia->orphans_gone);
+	pthread_mutex_destroy(&ia->lock);
+	free(ia);
+}
+
 RAPT_API int rapt_ia_open(const char *name, struct rapt_ia **out)
 {
 	struct rapt_core_ia *ia;
@@ -49,7 +56,10 @@ RAPT_API int rapt_ia_open(const char *name, struct rapt_ia **out)
 	ia->prov = prov;
 	ia->ops = &prov->ops;
 	pthread_mutex_init(&ia->lock, NULL);
-	ret = rapt__obj_register(&ia->obj, RAPT_CLS_IA, NULL, ia);
+	pthread_cond_init(&ia->orphans_gone, NULL);
+	/* The handle exists for the provider now; lookups find it once the
+	 * IA is open. */
+	ret = rapt__obj_reserve(&ia->obj, RAPT_CLS_IA, NULL, ia);
 	if (ret)
 		goto err_free;
 	ret = ia->ops->ia_open(prov->ctx, device, port, ia, &ia->obj.prov);
@@ -66,6 +76,7 @@ RAPT_API int rapt_ia_open(const char *name, struct rapt_ia **out)
 	}
 	ia_fill_names(ia, device, port);
 	rapt_dbg("opened IA %s", ia->attr.name);
+	rapt__obj_publish(&ia->obj);
 	*out = rapt__obj_handle(&ia->obj);
 	return 0;
 
@@ -74,8 +85,7 @@ err_close:
 err_unregister:
 	rapt__obj_unregister(&ia->obj);
 err_free:
-	pthread_mutex_destroy(&ia->lock);
-	free(ia);
+	ia_release(ia);
 	return ret;
 }
 
@@ -85,30 +95,21 @@ RAPT_API int rapt_ia_close(struct rapt_ia *handle)
 	struct rapt_obj *o;
 	int ret;
 
-	rapt__ctl_lock();
-	ret = rapt__obj_lookup(handle, RAPT_CLS_IA, &o);
+	ret = rapt__obj_kill(handle, RAPT_CLS_IA, "PZs, EVDs, PSPs or calls",
+			     &o);
 	if (ret)
-		goto out;
+		return ret;
 	ia = (struct rapt_core_ia *)o;
-	if (rapt__obj_users(o)) {
-		ret = rapt__fail(RAPT_EBUSY,
-				 "IA %s still has %u live objects",
-				 ia->attr.name, rapt__obj_users(o));
-		goto out;
-	}
 	rapt__cr_reap_orphans(ia);
 	ret = ia->ops->ia_close(o->prov);
 	if (ret) {
-		rapt__fail(ret, "provider could not close IA %s: %s",
-			   ia->attr.name, rapt_strerror(ret));
-		goto out;
+		rapt__obj_revive(o);
+		return rapt__fail(ret, "provider could not close IA %s: %s",
+				  ia->attr.name, rapt_strerror(ret));
 	}
 	rapt__obj_unregister(o);
-	pthread_mutex_destroy(&ia->lock);
-	free(ia);
-out:
-	rapt__ctl_unlock();
-	return ret;
+	ia_release(ia);
+	return 0;
 }
 
 RAPT_API int rapt_ia_query(struct rapt_ia *handle, struct rapt_ia_attr *attr,
@@ -118,12 +119,13 @@ RAPT_API int rapt_ia_query(struct rapt_ia *handle, struct rapt_ia_attr *attr,
 	struct rapt_obj *o;
 	int ret;
 
-	ret = rapt__obj_lookup(handle, RAPT_CLS_IA, &o);
+	ret = rapt__obj_get(handle, RAPT_CLS_IA, &o);
 	if (ret)
 		return ret;
+	a = ((struct rapt_core_ia *)o)->attr;
+	rapt__obj_put(o);
 	if (!attr || !attr_size)
 		return rapt__fail(RAPT_EINVAL, "rapt_ia_query: no output");
-	a = ((struct rapt_core_ia *)o)->attr;
 	a.pdata_connect = rapt__pdata_usable(a.pdata_connect);
 	a.pdata_accept = rapt__pdata_usable(a.pdata_accept);
 	a.pdata_reject = rapt__pdata_usable(a.pdata_reject);

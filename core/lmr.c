@@ -48,56 +48,61 @@ RAPT_API int rapt_lmr_create(struct rapt_pz *pz_handle, void *addr,
 
 	if (!out)
 		return rapt__fail(RAPT_EINVAL, "rapt_lmr_create: NULL output");
-	rapt__ctl_lock();
-	ret = rapt__obj_lookup(pz_handle, RAPT_CLS_PZ, &pz);
+	ret = rapt__obj_get(pz_handle, RAPT_CLS_PZ, &pz);
 	if (ret)
-		goto out;
+		return ret;
 	ret = lmr_check(pz, addr, length, access);
 	if (ret)
-		goto out;
+		goto err_put;
 	lmr = calloc(1, sizeof(*lmr));
 	if (!lmr) {
 		ret = rapt__fail(RAPT_ENOMEM, "out of memory creating an LMR");
-		goto out;
+		goto err_put;
 	}
 	lmr->info.length = length;
 	lmr->info.access = access;
+	ret = rapt__obj_reserve(&lmr->obj, RAPT_CLS_LMR, pz, pz->ia);
+	if (ret)
+		goto err_free;
+	/* May take long (pinning a large buffer): nothing but the PZ is
+	 * held meanwhile. */
 	ret = rapt__ops(pz)->lmr_create(pz->ia->obj.prov, pz->prov, addr,
 					length, access, &lmr->info,
 					&lmr->obj.prov);
 	if (ret) {
 		rapt__fail(ret, "provider could not register %zu bytes: %s",
 			   length, rapt_strerror(ret));
-		goto err_free;
+		rapt__obj_unregister(&lmr->obj);
+		free(lmr);
+		return ret;
 	}
-	ret = rapt__obj_register(&lmr->obj, RAPT_CLS_LMR, pz, pz->ia);
-	if (ret)
-		goto err_prov;
+	rapt__obj_publish(&lmr->obj);
 	if (info)
 		*info = lmr->info;
 	*out = rapt__obj_handle(&lmr->obj);
-	goto out;
+	return 0;
 
-err_prov:
-	rapt__ops(pz)->lmr_free(lmr->obj.prov);
 err_free:
 	free(lmr);
-out:
-	rapt__ctl_unlock();
+err_put:
+	rapt__obj_put(pz);
 	return ret;
 }
 
 RAPT_API int rapt_lmr_query(struct rapt_lmr *handle, struct rapt_lmr_info *info)
 {
+	struct rapt_lmr_info i;
 	struct rapt_obj *o;
 	int ret;
 
-	ret = rapt__obj_lookup(handle, RAPT_CLS_LMR, &o);
+	ret = rapt__obj_get(handle, RAPT_CLS_LMR, &o);
 	if (ret)
 		return ret;
+	i = ((struct rapt_core_lmr *)o)->info;
+	rapt__obj_put(o);
 	if (!info)
 		return rapt__fail(RAPT_EINVAL, "rapt_lmr_query: NULL output");
-	*info = ((struct rapt_core_lmr *)o)->info;
+	*info = i;
 	return 0;
 }
 
@@ -106,19 +111,16 @@ RAPT_API int rapt_lmr_free(struct rapt_lmr *handle)
 	struct rapt_obj *o;
 	int ret;
 
-	rapt__ctl_lock();
-	ret = rapt__obj_lookup(handle, RAPT_CLS_LMR, &o);
+	ret = rapt__obj_kill(handle, RAPT_CLS_LMR, "calls", &o);
 	if (ret)
-		goto out;
+		return ret;
 	ret = rapt__ops(o)->lmr_free(o->prov);
 	if (ret) {
-		rapt__fail(ret, "provider could not deregister an LMR: %s",
-			   rapt_strerror(ret));
-		goto out;
+		rapt__obj_revive(o);
+		return rapt__fail(ret, "provider could not deregister an LMR: %s",
+				  rapt_strerror(ret));
 	}
 	rapt__obj_unregister(o);
 	free(o);
-out:
-	rapt__ctl_unlock();
-	return ret;
+	return 0;
 }

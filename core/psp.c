@@ -31,16 +31,19 @@ static int psp_check(struct rapt_core_ia *ia, uint64_t sid,
 				  (unsigned long long)sid,
 				  (unsigned long long)ia->attr.service_id_min,
 				  (unsigned long long)ia->attr.service_id_max);
-	ret = rapt__obj_lookup(cr_evd, RAPT_CLS_EVD, evd);
+	ret = rapt__obj_get(cr_evd, RAPT_CLS_EVD, evd);
 	if (ret)
 		return ret;
 	if ((*evd)->ia != ia)
-		return rapt__fail(RAPT_EINVAL,
-				  "rapt_psp_create: the CR EVD belongs to another IA");
-	if (!(rapt__evd_streams((struct rapt_core_evd *)*evd) & RAPT_EVD_CR))
-		return rapt__fail(RAPT_EINVAL,
-				  "rapt_psp_create: the EVD has no CR stream");
-	return 0;
+		ret = rapt__fail(RAPT_EINVAL,
+				 "rapt_psp_create: the CR EVD belongs to another IA");
+	else if (!(rapt__evd_streams((struct rapt_core_evd *)*evd) &
+		   RAPT_EVD_CR))
+		ret = rapt__fail(RAPT_EINVAL,
+				 "rapt_psp_create: the EVD has no CR stream");
+	if (ret)
+		rapt__obj_put(*evd);
+	return ret;
 }
 
 static struct rapt_core_psp *psp_alloc(const struct rapt_psp_attr *attr,
@@ -63,13 +66,39 @@ static struct rapt_core_psp *psp_alloc(const struct rapt_psp_attr *attr,
 	psp->info.handshake_limit = a->handshake_limit;
 	psp->info.handshake_timeout_ms = a->handshake_timeout_ms;
 	pthread_mutex_init(&psp->lock, NULL);
+	pthread_cond_init(&psp->ready_cv, NULL);
 	return psp;
 }
 
 static void psp_release(struct rapt_core_psp *psp)
 {
+	pthread_cond_destroy(&psp->ready_cv);
 	pthread_mutex_destroy(&psp->lock);
 	free(psp);
+}
+
+/* psp_create returned: decisions on its CRs may go to the provider. */
+static void psp_ready(struct rapt_core_psp *psp, void *ppsp, uint64_t bound)
+{
+	pthread_mutex_lock(&psp->lock);
+	psp->obj.prov = ppsp;
+	psp->info.service_id = bound;
+	psp->ready = true;
+	pthread_cond_broadcast(&psp->ready_cv);
+	pthread_mutex_unlock(&psp->lock);
+}
+
+/* A CR can arrive, and be decided, before psp_create has returned. */
+void *rapt__psp_prov(struct rapt_core_psp *psp)
+{
+	void *ppsp;
+
+	pthread_mutex_lock(&psp->lock);
+	while (!psp->ready)
+		pthread_cond_wait(&psp->ready_cv, &psp->lock);
+	ppsp = psp->obj.prov;
+	pthread_mutex_unlock(&psp->lock);
+	return ppsp;
 }
 
 RAPT_API int rapt_psp_create(struct rapt_ia *ia_handle, uint64_t sid,
@@ -81,54 +110,54 @@ RAPT_API int rapt_psp_create(struct rapt_ia *ia_handle, uint64_t sid,
 	struct rapt_psp_attr a;
 	struct rapt_obj *ia, *evd;
 	uint64_t bound = sid;
+	void *ppsp = NULL;
 	int ret;
 
 	if (!out)
 		return rapt__fail(RAPT_EINVAL, "rapt_psp_create: NULL output");
 	if (attr && attr->flags)
 		return rapt__fail(RAPT_EINVAL, "rapt_psp_create: flags must be 0");
-	rapt__ctl_lock();
-	ret = rapt__obj_lookup(ia_handle, RAPT_CLS_IA, &ia);
-	if (!ret)
-		ret = psp_check(ia->ia, sid, cr_evd, &evd);
+	ret = rapt__obj_get(ia_handle, RAPT_CLS_IA, &ia);
 	if (ret)
-		goto out;
+		return ret;
+	ret = psp_check(ia->ia, sid, cr_evd, &evd);
+	if (ret)
+		goto err_put_ia;
 	psp = psp_alloc(attr, &a);
 	if (!psp) {
 		ret = rapt__fail(RAPT_ENOMEM, "out of memory creating a PSP");
-		goto out;
+		goto err_put_evd;
 	}
 	psp->cr_evd = (struct rapt_core_evd *)evd;
 	/* The provider may raise CRs before psp_create returns: they read
 	 * the service id under the lock (for "any", nobody can know the
-	 * port before we return it, so no CR can name it yet). */
+	 * port before we return it, so no CR can name it yet), and a
+	 * decision on one waits for psp_ready(). */
 	psp->info.service_id = sid;
-	/* Registered first: the provider may raise CRs before it returns. */
-	ret = rapt__obj_register(&psp->obj, RAPT_CLS_PSP, ia, ia->ia);
+	ret = rapt__obj_reserve(&psp->obj, RAPT_CLS_PSP, ia, ia->ia);
 	if (ret)
 		goto err_free;
-	rapt__obj_hold(evd);
 	ret = rapt__ops(ia)->psp_create(ia->prov, (struct rapt_core_psp *)psp,
-					sid, &a, evd->prov, &bound,
-					&psp->obj.prov);
+					sid, &a, evd->prov, &bound, &ppsp);
 	if (ret) {
 		rapt__fail(ret, "provider could not listen on service id %llu: %s",
 			   (unsigned long long)sid, rapt_strerror(ret));
-		goto err_unregister;
+		rapt__obj_unregister(&psp->obj);	/* puts the IA */
+		psp_release(psp);
+		rapt__obj_put(evd);
+		return ret;
 	}
-	pthread_mutex_lock(&psp->lock);
-	psp->info.service_id = bound;
-	pthread_mutex_unlock(&psp->lock);
+	psp_ready(psp, ppsp, bound);
+	rapt__obj_publish(&psp->obj);
 	*out = rapt__obj_handle(&psp->obj);
-	goto out;
+	return 0;
 
-err_unregister:
-	rapt__obj_put(evd);
-	rapt__obj_unregister(&psp->obj);
 err_free:
 	psp_release(psp);
-out:
-	rapt__ctl_unlock();
+err_put_evd:
+	rapt__obj_put(evd);
+err_put_ia:
+	rapt__obj_put(ia);
 	return ret;
 }
 
@@ -140,16 +169,38 @@ RAPT_API int rapt_psp_query(struct rapt_psp *handle, struct rapt_psp_info *info,
 	struct rapt_obj *o;
 	int ret;
 
-	ret = rapt__obj_lookup(handle, RAPT_CLS_PSP, &o);
+	ret = rapt__obj_get(handle, RAPT_CLS_PSP, &o);
 	if (ret)
 		return ret;
-	if (!info || !size)
-		return rapt__fail(RAPT_EINVAL, "rapt_psp_query: no output");
 	psp = (struct rapt_core_psp *)o;
 	pthread_mutex_lock(&psp->lock);
 	i = psp->info;
 	pthread_mutex_unlock(&psp->lock);
+	rapt__obj_put(o);
+	if (!info || !size)
+		return rapt__fail(RAPT_EINVAL, "rapt_psp_query: no output");
 	memcpy(info, &i, RAPT_MIN(size, sizeof(i)));
+	return 0;
+}
+
+/*
+ * Stop admitting requests; RAPT_EBUSY if some were admitted already (a CR
+ * on its way to the consumer holds a backlog slot before it is counted as
+ * a user).
+ */
+static int psp_close(struct rapt_core_psp *psp)
+{
+	uint32_t pending;
+
+	pthread_mutex_lock(&psp->lock);
+	pending = psp->info.pending_crs;
+	if (!pending)
+		psp->closing = true;
+	pthread_mutex_unlock(&psp->lock);
+	if (pending)
+		return rapt__fail(RAPT_EBUSY,
+				  "PSP has %u undecided CRs: accept or reject them first",
+				  pending);
 	return 0;
 }
 
@@ -159,33 +210,31 @@ RAPT_API int rapt_psp_free(struct rapt_psp *handle)
 	struct rapt_obj *o;
 	int ret;
 
-	rapt__ctl_lock();
-	ret = rapt__obj_lookup(handle, RAPT_CLS_PSP, &o);
+	ret = rapt__obj_kill(handle, RAPT_CLS_PSP, "undecided CRs or calls",
+			     &o);
 	if (ret)
-		goto out;
+		return ret;
 	psp = (struct rapt_core_psp *)o;
-	pthread_mutex_lock(&psp->lock);
-	if (psp->info.pending_crs) {
-		ret = rapt__fail(RAPT_EBUSY,
-				 "PSP has %u undecided CRs: accept or reject them first",
-				 psp->info.pending_crs);
-		pthread_mutex_unlock(&psp->lock);
-		goto out;
-	}
-	psp->closing = true;	/* refuse what arrives until the provider stops */
-	pthread_mutex_unlock(&psp->lock);
+	ret = psp_close(psp);
+	if (ret)
+		goto err_revive;
+	/* From here the provider's requests are refused as BUSY. */
 	ret = rapt__ops(o)->psp_free(o->prov);
 	if (ret) {
+		pthread_mutex_lock(&psp->lock);
 		psp->closing = false;
+		pthread_mutex_unlock(&psp->lock);
 		rapt__fail(ret, "provider could not stop listening: %s",
 			   rapt_strerror(ret));
-		goto out;
+		goto err_revive;
 	}
 	rapt__obj_put((struct rapt_obj *)psp->cr_evd);
 	rapt__obj_unregister(o);
 	psp_release(psp);
-out:
-	rapt__ctl_unlock();
+	return 0;
+
+err_revive:
+	rapt__obj_revive(o);
 	return ret;
 }
 

@@ -18,33 +18,33 @@ RAPT_API int rapt_pz_create(struct rapt_ia *ia_handle, struct rapt_pz **out)
 
 	if (!out)
 		return rapt__fail(RAPT_EINVAL, "rapt_pz_create: NULL output");
-	rapt__ctl_lock();
-	ret = rapt__obj_lookup(ia_handle, RAPT_CLS_IA, &ia);
+	ret = rapt__obj_get(ia_handle, RAPT_CLS_IA, &ia);
 	if (ret)
-		goto out;
+		return ret;
 	pz = calloc(1, sizeof(*pz));
 	if (!pz) {
 		ret = rapt__fail(RAPT_ENOMEM, "out of memory creating a PZ");
-		goto out;
+		goto err_put;
 	}
+	ret = rapt__obj_reserve(&pz->obj, RAPT_CLS_PZ, ia, ia->ia);
+	if (ret)
+		goto err_free;
 	ret = rapt__ops(ia)->pz_create(ia->prov, &pz->obj.prov);
 	if (ret) {
 		rapt__fail(ret, "provider could not create a PZ: %s",
 			   rapt_strerror(ret));
-		goto err_free;
+		rapt__obj_unregister(&pz->obj);
+		free(pz);
+		return ret;
 	}
-	ret = rapt__obj_register(&pz->obj, RAPT_CLS_PZ, ia, ia->ia);
-	if (ret)
-		goto err_prov;
+	rapt__obj_publish(&pz->obj);
 	*out = rapt__obj_handle(&pz->obj);
-	goto out;
+	return 0;
 
-err_prov:
-	rapt__ops(ia)->pz_free(pz->obj.prov);
 err_free:
 	free(pz);
-out:
-	rapt__ctl_unlock();
+err_put:
+	rapt__obj_put(ia);
 	return ret;
 }
 
@@ -53,24 +53,16 @@ RAPT_API int rapt_pz_free(struct rapt_pz *handle)
 	struct rapt_obj *o;
 	int ret;
 
-	rapt__ctl_lock();
-	ret = rapt__obj_lookup(handle, RAPT_CLS_PZ, &o);
+	ret = rapt__obj_kill(handle, RAPT_CLS_PZ, "LMRs, EPs or calls", &o);
 	if (ret)
-		goto out;
-	if (rapt__obj_users(o)) {
-		ret = rapt__fail(RAPT_EBUSY, "PZ still has %u LMRs or EPs",
-				 rapt__obj_users(o));
-		goto out;
-	}
+		return ret;
 	ret = rapt__ops(o)->pz_free(o->prov);
 	if (ret) {
-		rapt__fail(ret, "provider could not free a PZ: %s",
-			   rapt_strerror(ret));
-		goto out;
+		rapt__obj_revive(o);
+		return rapt__fail(ret, "provider could not free a PZ: %s",
+				  rapt_strerror(ret));
 	}
 	rapt__obj_unregister(o);
 	free(o);
-out:
-	rapt__ctl_unlock();
-	return ret;
+	return 0;
 }

@@ -59,13 +59,13 @@ struct rapt_core_ia;
 
 /*
  * The header every core object starts with (must stay the first member).
- * @users counts what keeps the object from being freed: its children and
- * other objects that reference it (an EP holds its EVDs).
+ * What keeps it from being freed (its users) is counted in its slot of the
+ * handle table (handle.c), so that a count can be taken safely even while
+ * another thread frees the object.
  */
 struct rapt_obj {
 	uint64_t handle;
 	uint32_t cls;
-	atomic_uint users;
 	struct rapt_obj *parent;
 	struct rapt_core_ia *ia;
 	void *context;
@@ -81,14 +81,50 @@ struct rapt_obj {
 #define RAPT_HANDLE_IDX_MASK ((1u << RAPT_HANDLE_IDX_BITS) - 1)
 #define RAPT_HANDLE_CLS(h) ((uint32_t)(((h) >> RAPT_HANDLE_IDX_BITS) & 0xff))
 
-/* Give @o a handle; @parent (may be NULL) gains a user. */
-int rapt__obj_register(struct rapt_obj *o, uint32_t cls,
-		       struct rapt_obj *parent, struct rapt_core_ia *ia);
-/* Invalidate @o's handle; its parent loses a user. */
+/*
+ * Object life (handle.c explains the scheme).  A create: take the parent
+ * with rapt__obj_get(), rapt__obj_reserve() the child, run the provider
+ * op, rapt__obj_publish().  A free: rapt__obj_kill(), the provider op,
+ * then rapt__obj_unregister() (or rapt__obj_revive() if the op failed).
+ */
+
+/*
+ * Give @o a slot and a handle value that no lookup matches yet.  @parent
+ * (may be NULL) must be held by the caller; that user becomes @o's, and
+ * rapt__obj_unregister() drops it.  On failure the caller keeps it.
+ */
+int rapt__obj_reserve(struct rapt_obj *o, uint32_t cls,
+		      struct rapt_obj *parent, struct rapt_core_ia *ia);
+/* Make @o's handle resolvable. */
+void rapt__obj_publish(struct rapt_obj *o);
+/* Invalidate @o's handle and free its slot; its parent loses a user. */
 void rapt__obj_unregister(struct rapt_obj *o);
-/* Resolve a handle of class @cls; sets the error detail on failure. */
+/*
+ * Resolve a handle of class @cls and add a user to its object, unless the
+ * object is being freed (RAPT_EBADHANDLE).  Sets the error detail.
+ */
+int rapt__obj_get(const void *handle, uint32_t cls, struct rapt_obj **o);
+/*
+ * Start freeing the object a handle of class @cls names: in one step, if
+ * it has no users, it becomes DYING and takes no new user.  Sets the error
+ * detail.  Return: 0, RAPT_EBADHANDLE (also when another free is under
+ * way), RAPT_EHANDLETYPE, RAPT_EBUSY ("is still used by N @users_what").
+ */
+int rapt__obj_kill(const void *handle, uint32_t cls, const char *users_what,
+		   struct rapt_obj **o);
+/* Undo rapt__obj_kill() (the provider could not free its side). */
+void rapt__obj_revive(struct rapt_obj *o);
+/*
+ * Make @o DYING whatever its users, then wait until only the @held users
+ * the caller owns are left (for objects whose users are all short calls).
+ */
+void rapt__obj_drain(struct rapt_obj *o, unsigned int held);
+/* Add a user to (release one of) an object the caller already holds. */
+void rapt__obj_hold(struct rapt_obj *o);
+void rapt__obj_put(struct rapt_obj *o);
+/* Resolve a handle of class @cls without a user; sets the error detail. */
 int rapt__obj_lookup(const void *handle, uint32_t cls, struct rapt_obj **o);
-/* Resolve a handle of any class. */
+/* Resolve a handle of any class, without a user. */
 int rapt__obj_lookup_any(const void *handle, struct rapt_obj **o);
 
 /*
@@ -103,7 +139,9 @@ struct rapt_slot {
 	struct rapt_obj *_Atomic obj;
 	uint32_t gen;
 	uint32_t next_free;
-	uint64_t pad;		/* 32 bytes: the lookup indexes by a shift */
+	/* generation | DYING | users (handle.c); also makes the slot 32
+	 * bytes, so that the lookup indexes by a shift */
+	_Atomic uint64_t state;
 };
 
 #define RAPT_CHUNK_BITS 16
@@ -156,29 +194,6 @@ static inline void *rapt__obj_handle(const struct rapt_obj *o)
 	return (void *)(uintptr_t)o->handle;
 }
 
-static inline void rapt__obj_hold(struct rapt_obj *o)
-{
-	atomic_fetch_add_explicit(&o->users, 1, memory_order_relaxed);
-}
-
-static inline void rapt__obj_put(struct rapt_obj *o)
-{
-	atomic_fetch_sub_explicit(&o->users, 1, memory_order_release);
-}
-
-static inline unsigned int rapt__obj_users(struct rapt_obj *o)
-{
-	return atomic_load_explicit(&o->users, memory_order_acquire);
-}
-
-/*
- * Serialises object creation and destruction (control path only).  Never
- * taken by rapt_prov_*() services, so providers may call those while they
- * hold their own locks, and may wait for their threads inside ops.
- */
-void rapt__ctl_lock(void);
-void rapt__ctl_unlock(void);
-
 /* ------------------------------------------------------------------ */
 /* Registry and loader (registry.c, loader.c, config.c, stubs.c)      */
 /* ------------------------------------------------------------------ */
@@ -219,6 +234,8 @@ struct rapt_core_ia {
 	pthread_mutex_t lock;		/* guards async_evd and orphans */
 	struct rapt_core_evd *async_evd;
 	struct rapt_core_cr *orphans;	/* cancelled CRs nobody decided */
+	uint32_t norphans;		/* orphans not yet freed (cr.c) */
+	pthread_cond_t orphans_gone;	/* norphans reached 0 */
 };
 
 static inline const struct rapt_prov_ops *rapt__ops(struct rapt_obj *o)
@@ -292,7 +309,9 @@ struct rapt_core_ep {
 struct rapt_core_psp {
 	struct rapt_obj obj;		/* must stay first */
 	struct rapt_core_evd *cr_evd;
-	pthread_mutex_t lock;		/* guards the counters */
+	pthread_mutex_t lock;		/* guards the rest, and obj.prov */
+	pthread_cond_t ready_cv;	/* ready became true */
+	bool ready;			/* psp_create returned: obj.prov set */
 	bool closing;
 	struct rapt_psp_info info;
 };
@@ -301,16 +320,20 @@ struct rapt_core_psp {
 void rapt__cr_reap_orphans(struct rapt_core_ia *ia);
 
 int rapt__psp_admit(struct rapt_core_psp *psp);
+/* The provider's PSP object; waits until its psp_create has returned. */
+void *rapt__psp_prov(struct rapt_core_psp *psp);
 void rapt__psp_release(struct rapt_core_psp *psp, int outcome);
 
 struct rapt_core_cr {
 	struct rapt_obj obj;		/* must stay first */
 	struct rapt_core_psp *psp;
-	void *pcr;			/* the provider's request */
-	pthread_mutex_t lock;
+	void *pcr;			/* rapt_prov_cr_request()'s */
+	pthread_mutex_t lock;		/* guards the flags (cr.c) */
 	bool cancelled;			/* the requester went away */
 	bool deciding;			/* accept/reject under way */
 	bool counted;			/* holds a backlog slot */
+	bool dead;			/* decided: being freed */
+	/* Under ia->lock. */
 	struct rapt_core_cr *orphan_next;	/* on ia->orphans */
 	struct rapt_core_cr *orphan_prev;
 	bool orphan;

@@ -227,6 +227,14 @@ static struct reg_file *find_file(struct reg_scan *s, const char *name,
 	return NULL;
 }
 
+/* What to do about a provider of another ABI, in plain words. */
+static const char *abi_advice(unsigned int abi)
+{
+	if (abi < RAPT_PROVIDER_ABI)
+		return "a provider for an older rapt: rebuild it against this rapt's <rapt/provider.h>";
+	return "a provider for a newer rapt: install that rapt, or a build of the provider for this one";
+}
+
 static void classify(struct reg_scan *s, struct reg_file *f)
 {
 	const struct rapt_conf_disable *dis;
@@ -235,9 +243,9 @@ static void classify(struct reg_scan *s, struct reg_file *f)
 	if (f->abi != RAPT_PROVIDER_ABI) {
 		f->state = REG_MISMATCH;
 		f->status = why_set(RAPT_EABI, f->reason,
-				    "%s was built for provider ABI %u; this librapt speaks provider ABI %d",
+				    "%s was built for provider ABI %u; this librapt speaks provider ABI %d (%s)",
 				    base_name(f->path), f->abi,
-				    RAPT_PROVIDER_ABI);
+				    RAPT_PROVIDER_ABI, abi_advice(f->abi));
 		return;
 	}
 	first = find_file(s, f->name, true);

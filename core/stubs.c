@@ -145,13 +145,14 @@ static int stub_psp_free(void *ppsp)
 	return RAPT_ENOTSUP;
 }
 
-static int stub_cr_accept(void *pcr, void *pep, const void *pdata,
-			  size_t pdata_len)
+static int stub_cr_accept(void *ppsp, struct rapt_core_cr *ccr, void *pep,
+			  const void *pdata, size_t pdata_len)
 {
 	return RAPT_ENOTSUP;
 }
 
-static int stub_cr_reject(void *pcr, const void *pdata, size_t pdata_len)
+static int stub_cr_reject(void *ppsp, struct rapt_core_cr *ccr,
+			  const void *pdata, size_t pdata_len)
 {
 	return RAPT_ENOTSUP;
 }

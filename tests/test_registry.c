@@ -117,14 +117,14 @@ static int suite_clean(void)
 /* Public API against the fake providers                              */
 /* ------------------------------------------------------------------ */
 
-#define GOOD "librapt-fakegood-pv1.so"
-#define ALT "librapt-fakealt-pv1.so"
-#define ABI99 "librapt-fakeabi-pv1.so"
-#define OLD "librapt-fakeold-pv2.so"
-#define NOENTRY "librapt-fakenoentry-pv1.so"
-#define UNDEF "librapt-fakeundef-pv1.so"
-#define BADNAME "librapt-fakename-pv1.so"
-#define BADINIT "librapt-fakeinit-pv1.so"
+#define GOOD "librapt-fakegood-pv2.so"
+#define ALT "librapt-fakealt-pv2.so"
+#define ABI99 "librapt-fakeabi-pv2.so"
+#define OLD "librapt-fakeold-pv1.so"
+#define NOENTRY "librapt-fakenoentry-pv2.so"
+#define UNDEF "librapt-fakeundef-pv2.so"
+#define BADNAME "librapt-fakename-pv2.so"
+#define BADINIT "librapt-fakeinit-pv2.so"
 
 static const char *self_exe;
 
@@ -308,7 +308,7 @@ static void test_missing_provider(void)
 	const char *dir = tree("missing", GOOD, NULL);
 
 	use(dir, NULL, NULL);
-	expect_fail("nosuch", RAPT_ENOPROVIDER, "librapt-nosuch-pv1.so");
+	expect_fail("nosuch", RAPT_ENOPROVIDER, "librapt-nosuch-pv2.so");
 	ASSERT_HAS(rapt_last_error(), dir);
 	expect_fail("nosuch:dev:1", RAPT_ENOPROVIDER, "nosuch");
 }
@@ -343,34 +343,35 @@ static void test_abi_99(void)
 
 	use(tree("abi99", ABI99, NULL), NULL, NULL);
 	expect_fail("fakeabi", RAPT_EABI, "provider ABI 99");
-	ASSERT_HAS(rapt_last_error(), "this librapt speaks provider ABI 1");
+	ASSERT_HAS(rapt_last_error(), "this librapt speaks provider ABI 2");
 	ASSERT_STATUS(rapt_registry_list(&e, &n), 0);
 	p = find(e, n, RAPT_ENTRY_PROVIDER, "fakeabi");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
 	CU_ASSERT_EQUAL(p->status, RAPT_EABI);
 	ASSERT_HAS(p->reason, "99");
-	ASSERT_HAS(p->reason, "ABI 1");
+	ASSERT_HAS(p->reason, "ABI 2");
 	rapt_free(e);
 }
 
-/* The -pv2 fixture aborts if it is ever dlopen'ed. */
-static void test_pv2_not_opened(void)
+/* The -pv1 fixture (an older rapt's provider) aborts if it is ever
+ * dlopen'ed. */
+static void test_old_abi_not_opened(void)
 {
 	const struct rapt_entry *p;
 	struct rapt_entry *e;
 	size_t n;
 
-	use(tree("pv2", OLD, GOOD, NULL), NULL, NULL);
+	use(tree("old", OLD, GOOD, NULL), NULL, NULL);
 	ASSERT_STATUS(rapt_registry_list(&e, &n), 0);
 	p = find(e, n, RAPT_ENTRY_PROVIDER, "fakeold");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
 	CU_ASSERT_EQUAL(p->status, RAPT_EABI);
-	CU_ASSERT_EQUAL(p->abi, 2);
+	CU_ASSERT_EQUAL(p->abi, 1);
 	CU_ASSERT_STRING_EQUAL(p->reason,
-			       "librapt-fakeold-pv2.so was built for provider ABI 2; this librapt speaks provider ABI 1");
+			       "librapt-fakeold-pv1.so was built for provider ABI 1; this librapt speaks provider ABI 2 (a provider for an older rapt: rebuild it against this rapt's <rapt/provider.h>)");
 	CU_ASSERT_EQUAL(count_kind(e, n, RAPT_ENTRY_DEVICE, "fakeold"), 0);
 	rapt_free(e);
-	expect_fail("fakeold", RAPT_EABI, "built for provider ABI 2");
+	expect_fail("fakeold", RAPT_EABI, "built for provider ABI 1");
 	expect_open(NULL, "fakegood", "d2", 0);
 }
 
@@ -552,7 +553,7 @@ static void test_provider_filter(void)
 	p = find(e, n, RAPT_ENTRY_PROVIDER, "nosuch");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
 	CU_ASSERT_EQUAL(p->status, RAPT_ENOPROVIDER);
-	ASSERT_HAS(p->reason, "librapt-nosuch-pv1.so");
+	ASSERT_HAS(p->reason, "librapt-nosuch-pv2.so");
 	p = find(e, n, RAPT_ENTRY_PROVIDER, "fakealt");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
 	CU_ASSERT_EQUAL(p->status, RAPT_ENOPROVIDER);
@@ -758,7 +759,8 @@ static const struct {
 	{ "no DSO for a requested provider", test_missing_provider },
 	{ "dlopen fails: EDLOPEN with dlerror", test_dlopen_fails },
 	{ "descriptor ABI 99: EABI, both numbers", test_abi_99 },
-	{ "-pv2 file listed and never opened", test_pv2_not_opened },
+	{ "-pv1 file (older ABI) listed, explained, never opened",
+	  test_old_abi_not_opened },
 	{ "missing entry symbol", test_missing_entry },
 	{ "descriptor name differs from file name", test_name_mismatch },
 	{ "init() fails", test_init_fails },
@@ -1035,7 +1037,8 @@ static int my_pz_create(void *pia, void **ppz)
 	return RAPT_EIO;
 }
 
-static int my_cr_reject(void *pcr, const void *pdata, size_t pdata_len)
+static int my_cr_reject(void *ppsp, struct rapt_core_cr *ccr,
+			const void *pdata, size_t pdata_len)
 {
 	return RAPT_EIO;
 }
@@ -1058,7 +1061,7 @@ static void test_ops_fill(void)
 	CU_ASSERT_EQUAL(full.lmr_create(NULL, NULL, NULL, 1, 0, NULL, &obj),
 			RAPT_ENOTSUP);
 	CU_ASSERT_EQUAL(full.post_send(NULL, NULL, 0, 0, 0, 0), RAPT_ENOTSUP);
-	CU_ASSERT_EQUAL(full.cr_reject(NULL, NULL, 0), RAPT_ENOTSUP);
+	CU_ASSERT_EQUAL(full.cr_reject(NULL, NULL, NULL, 0), RAPT_ENOTSUP);
 	CU_ASSERT_EQUAL(full.evd_progress(NULL), RAPT_ENOTSUP);
 	CU_ASSERT_PTR_EQUAL(obj, &obj);
 	/* Except: PZ and EVD need no provider object. */

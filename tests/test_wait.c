@@ -26,6 +26,7 @@
 
 #include <rapt/provider.h>
 
+#include "cu_table.h"
 #include "waitprov/wait_prov.h"
 
 #define WAIT_S		10		/* bound on every wait that must end */
@@ -35,6 +36,7 @@
 static struct rapt_ia *ia;
 static wait_prov_inject_fn inject;
 static wait_prov_stats_fn stats;
+static wait_prov_fail_fn fail_trywait;
 
 #define CHECK_RC(expr, want)						\
 	do {								\
@@ -383,6 +385,27 @@ static void test_fd_path(void)
 	CHECK_RC(rapt_evd_free(evd), 0);
 }
 
+/* A provider that cannot arm: the waiter still sees its events (through
+ * evd_progress) and naps between looks instead of spinning. */
+static void test_trywait_fails(void)
+{
+	struct rapt_evd *evd = new_evd(64, RAPT_EVD_DTO);
+	struct rapt_event ev;
+	uint64_t t0;
+
+	CHECK_RC(fail_trywait(evd, RAPT_EIO), 0);
+	t0 = now_ms();
+	CHECK_RC(rapt_evd_wait(evd, 100000, 1, &ev, NULL), RAPT_ETIMEDOUT);
+	CU_ASSERT_TRUE(now_ms() - t0 >= 100);
+	/* About one look a millisecond, not a busy loop. */
+	CU_ASSERT_TRUE(st_of(evd).trywait_block < 1000);
+	CHECK_RC(inject(evd, 1), 0);
+	CHECK_RC(rapt_evd_wait(evd, WAIT_S * 1000000ll, 1, &ev, NULL), 0);
+	CU_ASSERT_EQUAL(ev.u.dto.cookie, 0);
+	CU_ASSERT_EQUAL(st_of(evd).sleeping, 0);
+	CHECK_RC(rapt_evd_free(evd), 0);
+}
+
 /* ------------------------------------------------------------------ */
 /* Runner                                                              */
 /* ------------------------------------------------------------------ */
@@ -402,10 +425,11 @@ static int find_hooks(void)
 	}
 	inject = (wait_prov_inject_fn)dlsym(dl, "wait_prov_inject");
 	stats = (wait_prov_stats_fn)dlsym(dl, "wait_prov_stats");
-	return inject && stats ? 0 : -1;
+	fail_trywait = (wait_prov_fail_fn)dlsym(dl, "wait_prov_fail_trywait");
+	return inject && stats && fail_trywait ? 0 : -1;
 }
 
-static int suite_init(void)
+static int setup(void)
 {
 	int ret;
 
@@ -421,15 +445,7 @@ static int suite_init(void)
 	return find_hooks();
 }
 
-static int suite_clean(void)
-{
-	return rapt_ia_close(ia) ? -1 : 0;
-}
-
-static const struct {
-	const char *name;
-	void (*fn)(void);
-} cases[] = {
+static const struct test_case cases[] = {
 	{ "a waiter sleeps on the provider's wait object and pushes in its own thread",
 	  test_sleeps_on_wait_object },
 	{ "work pending before the wait: trywait says so, no sleep",
@@ -445,22 +461,20 @@ static const struct {
 	{ "four waiters, 20,000 events: each delivered once",
 	  test_many_waiters },
 	{ "the EVD fd wakes on the provider's wait object", test_fd_path },
+	{ "a provider that cannot arm is looked at, not spun on",
+	  test_trywait_fails },
+	{ NULL, NULL },
 };
 
 int main(void)
 {
-	CU_pSuite s;
-	unsigned int i, failed;
+	static const struct test_suite suite = { "wait objects", cases };
+	int ret;
 
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	s = CU_add_suite("wait objects", suite_init, suite_clean);
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		CU_add_test(s, cases[i].name, cases[i].fn);
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures() +
-		 CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	return failed ? 1 : 0;
+	if (setup())
+		return 99;	/* the automake hard-error code */
+	ret = cu_table_run(&suite, 1);
+	if (rapt_ia_close(ia))
+		ret = ret ? ret : 1;
+	return ret;
 }

@@ -8,7 +8,7 @@
  *
  *   core_cost [-o send|write|read] [ITERS]
  *
- * RAPT_PROVIDER_PATH must name the folder of librapt-null-pv1.so.
+ * RAPT_PROVIDER_PATH must name the folder of librapt-null-pv2.so.
  */
 #include "config.h"
 

@@ -3,7 +3,7 @@
  * The "null" provider: a benchmark fixture whose data path does nothing
  * measurable, so that bench/core_cost.sh can count the instructions the
  * core itself spends per post and completion.  Built for make check as
- * bench/null/.libs/librapt-null-pv1.so, never installed.
+ * bench/null/.libs/librapt-null-pv2.so, never installed.
  *
  * One device, "null".  A connect succeeds at once: ESTABLISHED is
  * reported from inside ep_connect.  Every send, RDMA write and RDMA read

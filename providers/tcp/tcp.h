@@ -306,8 +306,10 @@ int tcp_psp_create(void *pia, struct rapt_core_psp *cpsp, uint64_t service_id,
 		   const struct rapt_psp_attr *attr, void *cr_pevd,
 		   uint64_t *bound_id, void **ppsp);
 int tcp_psp_free(void *ppsp);
-int tcp_cr_accept(void *pcr, void *pep, const void *pdata, size_t pdata_len);
-int tcp_cr_reject(void *pcr, const void *pdata, size_t pdata_len);
+int tcp_cr_accept(void *ppsp, struct rapt_core_cr *ccr, void *pep,
+		  const void *pdata, size_t pdata_len);
+int tcp_cr_reject(void *ppsp, struct rapt_core_cr *ccr, const void *pdata,
+		  size_t pdata_len);
 
 /* tcp_handshake.c: evd_progress, with ep->lock held, for an EP in the active
  * handshake (CONNECTING, MPA_REQ_SENT): do what the engine would do. */

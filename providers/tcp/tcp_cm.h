@@ -92,9 +92,7 @@ struct tcp_cr {
 	struct rapt_timer timer;		/* handshake timeout */
 	struct tcp_psp *psp;
 	struct rapt_list node;		/* in psp->reqs */
-	struct tcp_cr *hnext;		/* cr_table chain */
 	struct rapt_core_cr *ccr;
-	uint64_t id;			/* the core's name for it */
 	uint8_t state;			/* enum cr_state */
 	/* What the reply needs to know of the request. */
 	uint8_t rev;
@@ -120,7 +118,7 @@ struct tcp_psp {
 };
 
 struct cr_decision {
-	uint64_t id;
+	struct rapt_core_cr *ccr;
 	struct tcp_ep *ep;	/* accept */
 	const void *pdata;
 	size_t pdata_len;
@@ -192,9 +190,5 @@ void tcp_ep_park_check(struct rapt_timer *t);
 void tcp_cr_close_free(struct tcp_cr *cr);
 void tcp_cr_send_reject(int fd, struct tcp_cap *cap, uint8_t rev,
 			bool enhanced, const void *pdata, size_t len);
-
-/* tcp_cm.c */
-void tcp_cr_table_add(struct tcp_cr *cr);
-void tcp_cr_table_del(struct tcp_cr *cr);
 
 #endif /* RAPT_PROVIDERS_TCP_TCP_CM_H */

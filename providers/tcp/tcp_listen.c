@@ -32,7 +32,6 @@ void tcp_cr_close_free(struct tcp_cr *cr)
 	struct tcp_psp *psp = cr->psp;
 
 	rapt_timer_cancel(psp->ia->eng, &cr->timer);
-	tcp_cr_table_del(cr);
 	tcp_cap_close(cr->cap);
 	tcp_cm_part_free(&cr->part);
 	rapt_engine_close(psp->ia->eng, &cr->io, false);
@@ -148,10 +147,8 @@ static void cr_arrived(struct tcp_cr *cr, const struct tcp_mpa_frame *f)
 	else
 		la = cr->psp->laddr;
 	tcp_cm_sa_get(&la, &req.local_addr);
-	/* In the table first: the consumer may decide before we return. */
-	tcp_cr_table_add(cr);
-	ret = rapt_prov_cr_arrive(cpsp, (void *)(uintptr_t)cr->id, &req,
-				  &cr->ccr, &v);
+	/* A decision runs on this thread: not before we return. */
+	ret = rapt_prov_cr_arrive(cpsp, cr, &req, &cr->ccr, &v);
 	if (ret) {
 		if (ret == RAPT_EBUSY || ret == RAPT_EVERSION)
 			tcp_cr_send_reject(cr->io.fd, cr->cap, cr->rev,

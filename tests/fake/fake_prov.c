@@ -11,17 +11,22 @@
  *   FAKE_UNDEF		need a symbol nothing defines (dlopen fails)
  *   FAKE_NEVER_OPEN	abort if ever loaded (a -pv2 file must not be)
  *   FAKE_INIT_FAIL	init() fails with RAPT_EIO and says why
+ *   FAKE_OPS		add the counting, blockable object ops of fake_ops.c
  *
  * The usable ones implement only get_devices, ia_open, ia_query and
- * ia_close: the core stubs the rest.  ia_query reports the port it was
- * opened on as max_ep = 1000 + port so tests can see which port the
- * registry chose.
+ * ia_close (and with FAKE_OPS the object ops): the core stubs the rest.
+ * ia_query reports the port it was opened on as max_ep = 1000 + port so
+ * tests can see which port the registry chose.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rapt/provider.h>
+
+#ifdef FAKE_OPS
+#include "fake_ops.h"
+#endif
 
 #ifndef FAKE_NAME
 #error "FAKE_NAME must be defined"
@@ -168,6 +173,9 @@ static const struct rapt_prov_ops fake_ops = {
 	.ia_open = fake_ia_open,
 	.ia_close = fake_ia_close,
 	.ia_query = fake_ia_query,
+#ifdef FAKE_OPS
+	FAKE_OBJECT_OPS,
+#endif
 };
 
 static const struct rapt_provider fake_desc = {

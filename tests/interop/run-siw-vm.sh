@@ -140,7 +140,7 @@ cp "$SIW_KO" "$MODDIR/extra/siw.ko"
 # 4. rapt's side and the siw peer, from the build folder
 # ---------------------------------------------------------------------------
 t=$(date +%s.%N)
-make -s -C "$BUILD" -j"$SMP" librapt.la librapt-tcp-pv1.la \
+make -s -C "$BUILD" -j"$SMP" librapt.la librapt-tcp-pv2.la \
 	tests/interop/iw_peer tests/interop/rapt_iw_peer > make.log 2>&1 ||
 	{ tail -20 make.log; die "cannot build the interop programs in $BUILD" \
 		"(was it configured before libibverbs-dev and librdmacm-dev" \
@@ -208,9 +208,9 @@ with_libs /usr/bin/ip /usr/bin/rdma "$IW_PEER" "$RAPT_PEER" \
 	"$BUILD/.libs/librapt.so.1"
 # dlopen()ed, so invisible to ldd: the tcp provider, the siw verbs
 # provider, and libgcc_s (glibc loads it for pthread_exit/cancel).
-with_libs "$BUILD/.libs/librapt-tcp-pv1.so"
-place "$BUILD/.libs/librapt-tcp-pv1.so" /opt/rapt/lib/librapt-tcp-pv1.so
-rm -f "$ROOT$ARCH_LIB/librapt-tcp-pv1.so"
+with_libs "$BUILD/.libs/librapt-tcp-pv2.so"
+place "$BUILD/.libs/librapt-tcp-pv2.so" /opt/rapt/lib/librapt-tcp-pv2.so
+rm -f "$ROOT$ARCH_LIB/librapt-tcp-pv2.so"
 with_libs "$ARCH_LIB/libibverbs/libsiw-rdmav34.so" "$ARCH_LIB/libgcc_s.so.1"
 cp /etc/libibverbs.d/siw.driver "$ROOT/etc/libibverbs.d/"
 echo "root:x:0:0:root:/root:/bin/sh" > "$ROOT/etc/passwd"

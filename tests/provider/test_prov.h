@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The "test" provider: an in-process loopback transport for the core's unit
- * tests.  Built for make check as tests/.libs/librapt-test-pv1.so, never
+ * tests.  Built for make check as tests/.libs/librapt-test-pv2.so, never
  * installed.  It implements every op of <rapt/provider.h> (evd_progress is
  * left NULL on purpose so the core's stub is exercised) and reaches the
  * core only through the public provider SDK.
@@ -260,9 +260,11 @@ enum tp_req_state {
 };
 
 /*
- * A connection request: the provider's CR object.  A cancelled request may
- * still be named by a cr_accept/cr_reject the core started before the
- * cancel, so it keeps its "core" reference until its IA closes.
+ * A connection request: the provider's CR object.  The fixture calls
+ * rapt_prov_cr_cancel() outside tp.lock, so an op may have got a request
+ * from rapt_prov_cr_request() just before its cancel: a cancelled request
+ * keeps its "core" reference until its IA closes, and the op settles the
+ * race on the state, under tp.lock.
  */
 struct tp_req {
 	TAILQ_ENTRY(tp_req) ia_link;
@@ -368,8 +370,10 @@ int tp_psp_create(void *pia, struct rapt_core_psp *cpsp, uint64_t service_id,
 		  const struct rapt_psp_attr *attr, void *cr_pevd,
 		  uint64_t *bound_id, void **ppsp);
 int tp_psp_free(void *ppsp);
-int tp_cr_accept(void *pcr, void *pep, const void *pdata, size_t pdata_len);
-int tp_cr_reject(void *pcr, const void *pdata, size_t pdata_len);
+int tp_cr_accept(void *ppsp, struct rapt_core_cr *ccr, void *pep,
+		 const void *pdata, size_t pdata_len);
+int tp_cr_reject(void *ppsp, struct rapt_core_cr *ccr, const void *pdata,
+		 size_t pdata_len);
 
 /* test_prov_dto.c */
 void tp_flush(struct tp_ep *ep);

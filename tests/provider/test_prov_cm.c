@@ -605,11 +605,28 @@ void tp_cm_rtr(struct tp_ep *a)
 	tp_post_conn(b, &ce, false);
 }
 
-int tp_cr_accept(void *pcr, void *pep, const void *pdata, size_t pdata_len)
+/* The request of @ccr, or NULL once cancelled; it stays in memory until
+ * its IA closes, so the state check under tp.lock settles a race with a
+ * cancel that comes after this. */
+static struct tp_req *tp_req_of(void *ppsp, struct rapt_core_cr *ccr)
 {
-	struct tp_req *req = pcr;
+	struct tp_req *req = rapt_prov_cr_request(ccr);
+
+	if (req && req->lsn != ppsp) {
+		tp_warn("cr op: request of another listener");
+		return NULL;
+	}
+	return req;
+}
+
+int tp_cr_accept(void *ppsp, struct rapt_core_cr *ccr, void *pep,
+		 const void *pdata, size_t pdata_len)
+{
+	struct tp_req *req = tp_req_of(ppsp, ccr);
 	struct tp_ep *b = pep, *a;
 
+	if (!req)
+		return RAPT_ENOTCONN;
 	if (pdata_len > b->ia->dev->pdata_accept)
 		return RAPT_ELENGTH;
 	pthread_mutex_lock(&tp.lock);
@@ -632,11 +649,14 @@ int tp_cr_accept(void *pcr, void *pep, const void *pdata, size_t pdata_len)
 	return 0;
 }
 
-int tp_cr_reject(void *pcr, const void *pdata, size_t pdata_len)
+int tp_cr_reject(void *ppsp, struct rapt_core_cr *ccr, const void *pdata,
+		 size_t pdata_len)
 {
-	struct tp_req *req = pcr;
+	struct tp_req *req = tp_req_of(ppsp, ccr);
 	struct tp_ep *a;
 
+	if (!req)
+		return RAPT_ENOTCONN;
 	if (pdata_len > req->ia->dev->pdata_reject)
 		return RAPT_ELENGTH;
 	pthread_mutex_lock(&tp.lock);

@@ -50,6 +50,7 @@ struct wp_evd {
 	_Atomic uint64_t wait_done;
 	_Atomic int sleeping;
 	_Atomic uint64_t rings;
+	_Atomic int fail_trywait;	/* a RAPT_E* code to fail with */
 	pthread_t last_pusher;		/* under lock */
 	struct wp_evd *next;		/* on the list, under lock */
 };
@@ -187,6 +188,8 @@ static int wp_evd_trywait(void *pevd, uint32_t how)
 		atomic_fetch_add(&e->trywait_fd, 1);
 	else
 		return RAPT_EINVAL;
+	if (atomic_load(&e->fail_trywait))
+		return atomic_load(&e->fail_trywait);
 	atomic_store(&e->armed, true);
 	if (atomic_load(&e->pending)) {
 		atomic_fetch_add(&e->trywait_eagain, 1);
@@ -269,6 +272,19 @@ RAPT_PROVIDER_EXPORT int wait_prov_inject(struct rapt_evd *handle,
 out:
 	pthread_mutex_unlock(&lock);
 	return ret;
+}
+
+RAPT_PROVIDER_EXPORT int wait_prov_fail_trywait(struct rapt_evd *handle,
+					       int status)
+{
+	struct wp_evd *e;
+
+	pthread_mutex_lock(&lock);
+	e = wp_find(handle);
+	if (e)
+		atomic_store(&e->fail_trywait, status);
+	pthread_mutex_unlock(&lock);
+	return e ? 0 : RAPT_EBADHANDLE;
 }
 
 RAPT_PROVIDER_EXPORT int wait_prov_stats(struct rapt_evd *handle,

@@ -30,5 +30,8 @@ typedef int (*wait_prov_stats_fn)(struct rapt_evd *evd,
 
 int wait_prov_inject(struct rapt_evd *evd, unsigned int n);
 int wait_prov_stats(struct rapt_evd *evd, struct wait_prov_stats *st);
+/* Make evd_trywait fail with @status (0: work again). */
+typedef int (*wait_prov_fail_fn)(struct rapt_evd *evd, int status);
+int wait_prov_fail_trywait(struct rapt_evd *evd, int status);
 
 #endif /* RAPT_TESTS_WAIT_PROV_H */

@@ -32,7 +32,7 @@ extern "C" {
 #endif
 
 /* Bump on any incompatible change to this header. */
-#define RAPT_PROVIDER_ABI 1
+#define RAPT_PROVIDER_ABI 2
 
 #define RAPT_VERSION_PACK(maj, min, patch)				\
 	((uint32_t)(((maj) << 16) | ((min) << 8) | (patch)))
@@ -150,19 +150,28 @@ struct rapt_prov_ops {
 			 uint32_t flags);
 
 	/* PSP: @service_id is in range or RAPT_SERVICE_ID_ANY; write the
-	 * id actually bound to @bound_id. */
+	 * id actually bound to @bound_id.  Requests may be handed to the
+	 * core before psp_create returns; decisions on them wait for it. */
 	int (*psp_create)(void *pia, struct rapt_core_psp *cpsp,
 			  uint64_t service_id, const struct rapt_psp_attr *attr,
 			  void *cr_pevd, uint64_t *bound_id, void **ppsp);
-	/* After psp_free returns the provider must not touch @cpsp again;
+	/* Called only when every CR of the PSP has been decided or
+	 * cancelled, so no cr_accept/cr_reject for it runs or follows.
+	 * After psp_free returns the provider must not touch @cpsp again;
 	 * connections already accepted live on. */
 	int (*psp_free)(void *ppsp);
 
-	/* CR: @pcr is what the provider passed to rapt_prov_cr_arrive().
-	 * Both end the provider's request object on success. */
-	int (*cr_accept)(void *pcr, void *pep, const void *pdata,
-			 size_t pdata_len);
-	int (*cr_reject)(void *pcr, const void *pdata, size_t pdata_len);
+	/* CR.  @ppsp: the provider object of the request's PSP (alive for
+	 * the whole op: the CR keeps its PSP busy).  @ccr: the core's CR that
+	 * rapt_prov_cr_arrive() returned, valid for the whole op; get the
+	 * provider's request from rapt_prov_cr_request(@ccr), under the
+	 * serialisation that also covers rapt_prov_cr_cancel(), and fail
+	 * with RAPT_ENOTCONN if it returns NULL.  At most one of these runs
+	 * per request.  On success the request is ended (consumed). */
+	int (*cr_accept)(void *ppsp, struct rapt_core_cr *ccr, void *pep,
+			 const void *pdata, size_t pdata_len);
+	int (*cr_reject)(void *ppsp, struct rapt_core_cr *ccr,
+			 const void *pdata, size_t pdata_len);
 
 	/*
 	 * Wait objects.  A provider whose events come out of file
@@ -440,7 +449,8 @@ struct rapt_prov_verdict {
 /**
  * rapt_prov_cr_arrive - hand a connection request to the core
  * @cpsp: the PSP
- * @pcr: the provider's request object, later passed to cr_accept/cr_reject
+ * @pcr: the provider's request object; cr_accept/cr_reject get it back
+ *       through rapt_prov_cr_request()
  * @req: the request
  * @ccr: output, the core's CR (on success)
  * @verdict: output, when the core refuses
@@ -466,10 +476,28 @@ RAPT_SDK int rapt_prov_cr_arrive(struct rapt_core_psp *cpsp, void *pcr,
  * @ccr: the CR
  *
  * The core frees its backlog slot; a later rapt_cr_accept() or
- * rapt_cr_reject() fails with RAPT_ENOTCONN.  The provider must not pass
- * the request to cr_accept/cr_reject any more; it frees it itself.
+ * rapt_cr_reject() fails with RAPT_ENOTCONN without calling the provider,
+ * and from now on rapt_prov_cr_request(@ccr) returns NULL, so the request
+ * never comes back to the provider: free it right after this returns.
+ * A decision already under way still runs its op, which then finds no
+ * request (and fails with RAPT_ENOTCONN).  Call at most once per CR, and
+ * only for a request no cr_accept/cr_reject has consumed.
  */
 RAPT_SDK void rapt_prov_cr_cancel(struct rapt_core_cr *ccr);
+
+/**
+ * rapt_prov_cr_request - the provider's request of a CR, for an op
+ * @ccr: the CR that cr_accept or cr_reject received
+ *
+ * Call it in cr_accept/cr_reject (or on a thread they wait for) under the
+ * same serialisation as the provider's rapt_prov_cr_cancel() for this
+ * request (its lock, its event thread): then a non-NULL result is a
+ * request that cannot be cancelled and freed under the op.
+ *
+ * Return: the @pcr given to rapt_prov_cr_arrive(), or NULL once the
+ * provider has cancelled the CR.
+ */
+RAPT_SDK void *rapt_prov_cr_request(struct rapt_core_cr *ccr);
 
 /**
  * rapt_prov_pdata_frame - frame consumer private data with rapt's header
