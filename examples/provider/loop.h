@@ -48,7 +48,6 @@
 
 struct loop_ia {
 	struct rapt_core_ia *cia;
-	struct rapt_list dead;		/* cancelled requests, see loop_req */
 };
 
 struct loop_lmr {
@@ -104,16 +103,16 @@ struct loop_psp {
 };
 
 /*
- * A connection request: the provider's CR object.  Once cancelled (the
- * requester left or timed out) the core may still pass it to a cr_accept
- * or cr_reject it began before the cancel, so it stays, on its
- * listener's IA's dead list, until that IA closes.
+ * A connection request: the provider's object behind a core CR, from
+ * rapt_prov_cr_arrive() until cr_accept or cr_reject consumes it or the
+ * requester goes away (connect timeout, disconnect, ep_free), which
+ * cancels the CR and frees it.
  */
 struct loop_req {
-	struct rapt_list link;		/* psp->reqs, or ia->dead */
+	struct rapt_list link;		/* on psp->reqs */
 	struct rapt_list tlink;		/* loop_fab.timed, if it has a deadline */
 	struct loop_psp *psp;
-	struct loop_ep *active;		/* NULL once cancelled */
+	struct loop_ep *active;		/* the requester */
 	struct rapt_core_cr *ccr;
 	uint64_t deadline_ns;		/* 0: no connect timeout */
 	struct sockaddr_storage active_addr;
@@ -153,9 +152,10 @@ int loop_psp_create(void *pia, struct rapt_core_psp *cpsp,
 		    uint64_t service_id, const struct rapt_psp_attr *attr,
 		    void *cr_pevd, uint64_t *bound_id, void **ppsp);
 int loop_psp_free(void *ppsp);
-int loop_cr_accept(void *pcr, void *pep, const void *pdata,
+int loop_cr_accept(void *ppsp, struct rapt_core_cr *ccr, void *pep,
+		   const void *pdata, size_t pdata_len);
+int loop_cr_reject(void *ppsp, struct rapt_core_cr *ccr, const void *pdata,
 		   size_t pdata_len);
-int loop_cr_reject(void *pcr, const void *pdata, size_t pdata_len);
 void loop_timeouts(uint64_t now_ns);
 void loop_ep_end(struct loop_ep *ep, uint32_t type, uint32_t reason,
 		 const void *pdata, size_t pdata_len);

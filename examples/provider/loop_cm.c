@@ -64,7 +64,7 @@ static void req_time(struct loop_req *req, int64_t timeout_us)
 	pthread_cond_signal(&loop_fab.timer_cond);
 }
 
-/* A request the consumer has decided: the core forgets it. */
+/* A request that is decided or cancelled. */
 static void req_done(struct loop_req *req)
 {
 	req_untime(req);
@@ -73,19 +73,15 @@ static void req_done(struct loop_req *req)
 }
 
 /*
- * The requester is going away while its CR is undecided.  The core may
- * already be deciding it and call cr_accept or cr_reject once we release
- * the lock, so the request is kept until its listener's IA closes.
+ * The requester is going away while its CR is undecided.  Under our lock,
+ * as every rapt_prov_cr_request() call: once the core has the cancel, a
+ * decision it already started finds no request, so it can go now.
  */
 static void req_cancel(struct loop_req *req)
 {
-	req_untime(req);
-	rapt_list_del(&req->link);
-	rapt_list_add_tail(&req->psp->ia->dead, &req->link);
 	req->active->req = NULL;
-	req->active = NULL;
-	req->psp = NULL;
 	rapt_prov_cr_cancel(req->ccr);
+	req_done(req);
 }
 
 /* The timer thread: connects whose time is up end TIMED_OUT. */
@@ -352,22 +348,33 @@ int loop_psp_free(void *ppsp)
 	return 0;
 }
 
+/* The request of @ccr, unless its requester left (the CR is cancelled);
+ * called with loop_fab.lock held, which serialises it with req_cancel. */
+static struct loop_req *req_of(struct rapt_core_cr *ccr)
+{
+	struct loop_req *req = rapt_prov_cr_request(ccr);
+
+	if (!req)
+		rapt_prov_set_error(LOOP_NAME ": the requester went away");
+	return req;
+}
+
 /* Both ESTABLISHED, the active side first: when the passive consumer
  * sees its ESTABLISHED, the active EP can already receive. */
-int loop_cr_accept(void *pcr, void *pep, const void *pdata,
-		   size_t pdata_len)
+int loop_cr_accept(void *ppsp, struct rapt_core_cr *ccr, void *pep,
+		   const void *pdata, size_t pdata_len)
 {
-	struct loop_req *req = pcr;
 	struct loop_ep *pas = pep, *act;
 	struct rapt_prov_conn_event ce;
+	struct loop_req *req;
 
 	pthread_mutex_lock(&loop_fab.lock);
-	act = req->active;
-	if (!act) {
+	req = req_of(ccr);
+	if (!req) {
 		pthread_mutex_unlock(&loop_fab.lock);
-		rapt_prov_set_error(LOOP_NAME ": the requester went away");
 		return RAPT_ENOTCONN;
 	}
+	act = req->active;
 	act->req = NULL;
 	act->peer = pas;
 	act->state = LOOP_EP_CONNECTED;
@@ -394,18 +401,19 @@ int loop_cr_accept(void *pcr, void *pep, const void *pdata,
 	return 0;
 }
 
-int loop_cr_reject(void *pcr, const void *pdata, size_t pdata_len)
+int loop_cr_reject(void *ppsp, struct rapt_core_cr *ccr, const void *pdata,
+		   size_t pdata_len)
 {
-	struct loop_req *req = pcr;
+	struct loop_req *req;
 	struct loop_ep *act;
 
 	pthread_mutex_lock(&loop_fab.lock);
-	act = req->active;
-	if (!act) {
+	req = req_of(ccr);
+	if (!req) {
 		pthread_mutex_unlock(&loop_fab.lock);
-		rapt_prov_set_error(LOOP_NAME ": the requester went away");
 		return RAPT_ENOTCONN;
 	}
+	act = req->active;
 	act->req = NULL;
 	req_done(req);
 	loop_ep_end(act, RAPT_EV_PEER_REJECTED, 0, pdata, pdata_len);

@@ -107,7 +107,6 @@ static int loop_ia_open(void *prov, const char *device, uint32_t port,
 	if (!ia)
 		return RAPT_ENOMEM;
 	ia->cia = cia;
-	rapt_list_init(&ia->dead);
 
 	pthread_mutex_lock(&loop_fab.lock);
 	if (loop_fab.nia == 0) {
@@ -131,15 +130,9 @@ static int loop_ia_open(void *prov, const char *device, uint32_t port,
 /* The core closes an IA only when it has no objects left. */
 static int loop_ia_close(void *pia)
 {
-	struct loop_ia *ia = pia;
-	struct rapt_list *pos, *tmp;
 	bool last;
 
 	pthread_mutex_lock(&loop_fab.lock);
-	rapt_list_for_each_safe(pos, tmp, &ia->dead) {
-		rapt_list_del(pos);
-		free(rapt_container_of(pos, struct loop_req, link));
-	}
 	last = --loop_fab.nia == 0;
 	if (last) {
 		loop_fab.timer_stop = true;
@@ -148,7 +141,7 @@ static int loop_ia_close(void *pia)
 	pthread_mutex_unlock(&loop_fab.lock);
 	if (last)
 		pthread_join(loop_fab.timer, NULL);
-	free(ia);
+	free(pia);
 	return 0;
 }
 
