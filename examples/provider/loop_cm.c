@@ -348,15 +348,27 @@ int loop_psp_free(void *ppsp)
 	return 0;
 }
 
-/* The request of @ccr, unless its requester left (the CR is cancelled);
- * called with loop_fab.lock held, which serialises it with req_cancel. */
-static struct loop_req *req_of(struct rapt_core_cr *ccr)
+/*
+ * The requester of @ccr, its request consumed, with loop_fab.lock held;
+ * NULL, with the lock released, when the requester left (the CR is
+ * cancelled).  The lock serialises this with req_cancel.
+ */
+static struct loop_ep *req_take(struct rapt_core_cr *ccr)
 {
-	struct loop_req *req = rapt_prov_cr_request(ccr);
+	struct loop_req *req;
+	struct loop_ep *act;
 
-	if (!req)
+	pthread_mutex_lock(&loop_fab.lock);
+	req = rapt_prov_cr_request(ccr);
+	if (!req) {
+		pthread_mutex_unlock(&loop_fab.lock);
 		rapt_prov_set_error(LOOP_NAME ": the requester went away");
-	return req;
+		return NULL;
+	}
+	act = req->active;
+	act->req = NULL;
+	req_done(req);
+	return act;
 }
 
 /* Both ESTABLISHED, the active side first: when the passive consumer
@@ -366,23 +378,16 @@ int loop_cr_accept(void *ppsp, struct rapt_core_cr *ccr, void *pep,
 {
 	struct loop_ep *pas = pep, *act;
 	struct rapt_prov_conn_event ce;
-	struct loop_req *req;
 
-	pthread_mutex_lock(&loop_fab.lock);
-	req = req_of(ccr);
-	if (!req) {
-		pthread_mutex_unlock(&loop_fab.lock);
+	act = req_take(ccr);
+	if (!act)
 		return RAPT_ENOTCONN;
-	}
-	act = req->active;
-	act->req = NULL;
 	act->peer = pas;
 	act->state = LOOP_EP_CONNECTED;
 	pas->peer = act;
 	pas->state = LOOP_EP_CONNECTED;
-	pas->local = req->psp_addr;
-	pas->remote = req->active_addr;
-	req_done(req);
+	pas->local = act->remote;
+	pas->remote = act->local;
 
 	memset(&ce, 0, sizeof(ce));
 	ce.type = RAPT_EV_ESTABLISHED;
@@ -404,18 +409,10 @@ int loop_cr_accept(void *ppsp, struct rapt_core_cr *ccr, void *pep,
 int loop_cr_reject(void *ppsp, struct rapt_core_cr *ccr, const void *pdata,
 		   size_t pdata_len)
 {
-	struct loop_req *req;
-	struct loop_ep *act;
+	struct loop_ep *act = req_take(ccr);
 
-	pthread_mutex_lock(&loop_fab.lock);
-	req = req_of(ccr);
-	if (!req) {
-		pthread_mutex_unlock(&loop_fab.lock);
+	if (!act)
 		return RAPT_ENOTCONN;
-	}
-	act = req->active;
-	act->req = NULL;
-	req_done(req);
 	loop_ep_end(act, RAPT_EV_PEER_REJECTED, 0, pdata, pdata_len);
 	pthread_mutex_unlock(&loop_fab.lock);
 	return 0;
