@@ -63,6 +63,7 @@ cleanup() {
 	[ "${KEEP:-0}" = 1 ] && echo "kept $work" || rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
 
 # The whole environment of the installed-files checks: the system paths
 # only, no configuration file, nothing from a build tree.
