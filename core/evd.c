@@ -105,6 +105,7 @@ struct rapt_core_evd {
 	bool ovf_self;			/* a self-report went in at ovf_seq */
 	bool ovf_rep;			/* a loss was reported at ovf_head */
 	bool armed;			/* write efd on the next push */
+	bool efd_set;			/* efd was written, not yet drained */
 	uint64_t overflows;		/* events lost since creation */
 	/* Changed with lock and rlock held, read with either. */
 	struct evd_waiter *wfirst;	/* FIFO of ungranted waiters */
@@ -389,6 +390,7 @@ static void evd_notify_fd(struct rapt_core_evd *evd)
 	uint64_t one = 1;
 
 	evd->armed = false;
+	evd->efd_set = true;
 	/* Cannot fail short of a counter overflow, which 1 per arm rules
 	 * out; a failure would only cost the consumer a wakeup it can
 	 * recover by dequeueing, so it is logged, not returned. */
@@ -1404,7 +1406,10 @@ static void evd_drain_fd(struct rapt_core_evd *evd)
 {
 	uint64_t v;
 
-	/* EAGAIN (nothing pending) is the usual outcome. */
+	/* Only this EVD writes it, and says so: no syscall otherwise. */
+	if (!evd->efd_set)
+		return;
+	evd->efd_set = false;
 	if (read(evd->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		rapt_err("EVD %p: eventfd read failed: %m",
 			 (void *)evd->handle);
