@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,13 +48,17 @@
 /* rdma_listen() backlog: rapt's counters decide; the kernel's only has
  * to hold the requests the engine has not read yet. */
 #define VB_LISTEN_BACKLOG	256
+/* How often undecided requests are checked for a requester that left. */
+#define VB_REQ_CHECK_NS		100000000ull
 
-/* An rdma_cm event, copied before it is acknowledged. */
+/* An rdma_cm event, copied before it is acknowledged (after the ack its
+ * id may be destroyed by another thread: contexts are read first). */
 struct cm_ev {
 	enum rdma_cm_event_type type;
 	int status;
 	struct rdma_cm_id *id;
-	struct rdma_cm_id *listen_id;
+	void *ctx;			/* id->context */
+	void *listen_ctx;		/* listen_id->context */
 	uint8_t ird, ord;		/* conn.initiator_depth/responder_res. */
 	uint8_t pdata[VB_PDATA_MAX];
 	uint8_t pdata_len;
@@ -168,6 +173,7 @@ static void ep_disconnected(struct vb_ep *ep, int status)
 	enum vb_ep_state st;
 	bool kernel_up;
 
+	vb_async_poll(ep->ia);
 	pthread_mutex_lock(&ep->lock);
 	st = ep->state;
 	kernel_up = ep->kernel_up;
@@ -287,20 +293,15 @@ static void connect_done(void *arg)
 {
 	struct connect_result *r = arg;
 	struct vb_ep *ep = r->ep;
-	bool abandoned;
+	bool freeing;
 
 	pthread_mutex_lock(&ep->lock);
 	ep->in_connector = false;
-	abandoned = ep->abandoned;
+	freeing = ep->freeing;
+	pthread_cond_broadcast(&ep->conn_cv);
 	pthread_mutex_unlock(&ep->lock);
-	if (abandoned) {
-		/* ep_free ran meanwhile and left the EP to us. */
-		rdma_destroy_id(ep->id);
-		vb_ep_destroy(ep);
-		return;
-	}
-	if (!r->err)
-		return;		/* ESTABLISHED or REJECTED follows */
+	if (freeing || !r->err)
+		return;		/* ep_free waits; or ESTABLISHED/REJECTED */
 	switch (r->err) {
 	case ECONNREFUSED:
 		connect_fail(ep, RAPT_EV_NON_PEER_REJECTED,
@@ -654,18 +655,21 @@ int vb_ep_disconnect(void *pep, uint32_t flags, const void *pdata,
 	return 0;
 }
 
-/* ep_free (runner): an id still in rdma_connect() is the connector's. */
+/*
+ * ep_free, after its engine part (no event of this EP is dispatched any
+ * more: its id's context is NULL): wait for an rdma_connect() still
+ * running (siw connects synchronously; for a peer that never answers,
+ * as long as the kernel's SYN retries), then destroy the id.  Not on the
+ * engine: destroying an iWARP id whose connect awaits its MPA reply waits
+ * for the reply or siw's MPA timeout.
+ */
 void vb_cm_ep_release(struct vb_ep *ep)
 {
 	pthread_mutex_lock(&ep->lock);
-	if (ep->in_connector) {
-		ep->abandoned = true;
-		pthread_mutex_unlock(&ep->lock);
-		return;
-	}
+	while (ep->in_connector)
+		pthread_cond_wait(&ep->conn_cv, &ep->lock);
 	pthread_mutex_unlock(&ep->lock);
 	if (ep->id) {
-		ep->id->context = NULL;
 		rdma_destroy_id(ep->id);
 		ep->id = NULL;
 	}
@@ -677,14 +681,60 @@ void vb_cm_ep_release(struct vb_ep *ep)
 
 static void req_free(struct vb_req *req, bool destroy_id)
 {
+	rapt_list_del(&req->node);
 	if (destroy_id && req->id)
 		rdma_destroy_id(req->id);
 	free(req);
 }
 
+/* Whether the requester of @req closed its TCP connection. */
+static bool req_departed(const struct vb_req *req)
+{
+	char l[RAPT_SOCKADDR_STRLEN], r[RAPT_SOCKADDR_STRLEN];
+	int st;
+
+	if (!req->ia->tcp_diag)
+		return false;
+	st = vb_tcp_state((const struct sockaddr *)&req->local,
+			  (const struct sockaddr *)&req->remote,
+			  req->ia->ifindex);
+	vb_dbg("request %s <- %s: TCP state %d",
+	       rapt_sockaddr_str((const struct sockaddr *)&req->local, l,
+				 sizeof(l)),
+	       rapt_sockaddr_str((const struct sockaddr *)&req->remote, r,
+				 sizeof(r)), st);
+	return st == -1 || (st >= 0 && st != TCP_ESTABLISHED);
+}
+
+/*
+ * siw says nothing when the requester of an undecided request goes away;
+ * the engine looks every VB_REQ_CHECK_NS while requests wait, and
+ * withdraws those whose TCP connection closed.
+ */
+static void req_timer_fire(struct rapt_timer *t)
+{
+	struct vb_ia *ia = rapt_container_of(t, struct vb_ia, req_timer);
+	struct rapt_list *pos, *tmp;
+	struct vb_req *req;
+
+	if (rapt_timer_armed(ia->eng, t))
+		return;
+	rapt_list_for_each_safe(pos, tmp, &ia->reqs) {
+		req = rapt_container_of(pos, struct vb_req, node);
+		if (!req_departed(req))
+			continue;
+		vb_dbg("%s: the requester of a pending request left",
+		       ia->dev);
+		rapt_prov_cr_cancel(req->ccr);
+		req_free(req, true);
+	}
+	if (!rapt_list_empty(&ia->reqs))
+		rapt_timer_arm(ia->eng, t, VB_REQ_CHECK_NS);
+}
+
 static void on_request(struct vb_ia *ia, const struct cm_ev *c)
 {
-	struct vb_psp *psp = c->listen_id->context;
+	struct vb_psp *psp = c->listen_ctx;
 	struct rapt_prov_request r;
 	struct rapt_prov_verdict v;
 	struct rapt_pdata_view view;
@@ -719,14 +769,21 @@ static void on_request(struct vb_ia *ia, const struct cm_ev *c)
 	r.rdma_read_in = req->ird;
 	r.rdma_read_out = req->ord;
 	sa = rdma_get_peer_addr(req->id);
-	memcpy(&r.remote_addr, sa, rapt_sockaddr_len(sa));
+	memcpy(&req->remote, sa, rapt_sockaddr_len(sa));
 	sa = rdma_get_local_addr(req->id);
-	memcpy(&r.local_addr, sa, rapt_sockaddr_len(sa));
+	memcpy(&req->local, sa, rapt_sockaddr_len(sa));
+	r.remote_addr = req->remote;
+	r.local_addr = req->local;
+	rapt_list_init(&req->node);
 	if (rapt_prov_cr_arrive(psp->cpsp, req, &r, &req->ccr, &v)) {
 		if (rdma_reject(req->id, v.pdata, (uint8_t)v.pdata_len))
 			vb_dbg("rdma_reject: %m");
 		req_free(req, true);
+		return;
 	}
+	rapt_list_add_tail(&ia->reqs, &req->node);
+	if (ia->tcp_diag && !rapt_timer_armed(ia->eng, &ia->req_timer))
+		rapt_timer_arm(ia->eng, &ia->req_timer, VB_REQ_CHECK_NS);
 }
 
 /* The requester of an undecided request went away. */
@@ -778,6 +835,15 @@ static void accept_call(void *arg)
 		a->ret = RAPT_ESTATE;
 		return;
 	}
+	if (req_departed(req)) {
+		/* Accepting it could even crash siw's kernel side. */
+		rapt_prov_set_error("%s: the requester went away",
+				    vb_tp->name);
+		rapt_prov_cr_cancel(a->ccr);
+		req_free(req, true);
+		a->ret = RAPT_ENOTCONN;
+		return;
+	}
 	if (len)
 		memcpy(buf, a->pdata, len);
 	ep->peer_rtr = 0;
@@ -810,6 +876,14 @@ static void accept_call(void *arg)
 		rapt_prov_set_error("%s: rdma_accept: %s", vb_tp->name,
 				    strerror(err));
 		a->ret = rapt_errno_status(err);
+		if (err == ECONNRESET || err == ENOTCONN ||
+		    err == ECONNABORTED) {
+			/* The requester left before we knew (siw says nothing
+			 * of a request whose TCP connection closes). */
+			rapt_prov_cr_cancel(a->ccr);
+			req_free(req, true);
+			a->ret = RAPT_ENOTCONN;
+		}
 		return;
 	}
 	req_free(req, false);
@@ -952,7 +1026,8 @@ static void cm_copy(const struct rdma_cm_event *e, struct cm_ev *c)
 	c->type = e->event;
 	c->status = e->status;
 	c->id = e->id;
-	c->listen_id = e->listen_id;
+	c->ctx = e->id ? e->id->context : NULL;
+	c->listen_ctx = e->listen_id ? e->listen_id->context : NULL;
 	if (e->event == RDMA_CM_EVENT_CONNECT_REQUEST ||
 	    e->event == RDMA_CM_EVENT_ESTABLISHED ||
 	    e->event == RDMA_CM_EVENT_CONNECT_RESPONSE ||
@@ -978,7 +1053,7 @@ static void cm_dispatch(struct vb_ia *ia, const struct cm_ev *c)
 		on_request(ia, c);
 		return;
 	}
-	ctx = c->id ? c->id->context : NULL;
+	ctx = c->ctx;
 	if (!ctx)
 		return;
 	switch (*(enum vb_cm_kind *)ctx) {
@@ -1055,6 +1130,12 @@ int vb_cm_start(struct vb_ia *ia)
 	pthread_mutex_init(&cn->lock, NULL);
 	pthread_cond_init(&cn->cond, NULL);
 	pthread_cond_init(&cn->gone, NULL);
+	rapt_list_init(&ia->reqs);
+	rapt_timer_init(&ia->req_timer, req_timer_fire);
+	ia->tcp_diag = vb_tcp_diag_works();
+	if (!ia->tcp_diag)
+		vb_info("%s: no sock_diag for TCP (tcp_diag not loaded?): a requester that leaves before its request is decided goes unnoticed",
+			ia->dev);
 	return 0;
 
 err_ch:
@@ -1077,6 +1158,7 @@ void vb_cm_stop(struct vb_ia *ia)
 	while (cn->threads)
 		pthread_cond_wait(&cn->gone, &cn->lock);
 	pthread_mutex_unlock(&cn->lock);
+	rapt_timer_cancel(ia->eng, &ia->req_timer);
 	rapt_engine_call(ia->eng, cm_unregister, ia);
 	rdma_destroy_event_channel(ia->cmch);
 	pthread_cond_destroy(&cn->gone);

@@ -138,7 +138,23 @@ static int set_nonblock(int fd)
 	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
-static int evd_make_cq(struct vb_evd *evd, uint32_t qlen, bool channel)
+/*
+ * The engine's side of a CQ: whatever the channel reports when no
+ * consumer waits on it (or after the consumer moved on).  It leaves the
+ * CQ armed, so the next completion reports itself again.
+ */
+static void evd_chan_handler(struct rapt_io *io, uint32_t events)
+{
+	struct vb_evd *evd = rapt_container_of(io, struct vb_evd, io);
+
+	channel_drain(evd);
+	vb_cq_poll(evd);
+	if (ibv_req_notify_cq(evd->cq, 0))
+		vb_err("%s: ibv_req_notify_cq failed", evd->ia->dev);
+	vb_cq_poll(evd);
+}
+
+static int evd_make_cq(struct vb_evd *evd, uint32_t qlen)
 {
 	struct vb_ia *ia = evd->ia;
 	uint32_t cqe = qlen > VB_CQ_MIN ? qlen : VB_CQ_MIN;
@@ -146,14 +162,12 @@ static int evd_make_cq(struct vb_evd *evd, uint32_t qlen, bool channel)
 
 	if ((int)cqe > ia->dattr.max_cqe)
 		cqe = (uint32_t)ia->dattr.max_cqe;
-	if (channel) {
-		evd->ch = ibv_create_comp_channel(ia->ctx);
-		if (!evd->ch || set_nonblock(evd->ch->fd)) {
-			err = errno;
-			rapt_prov_set_error("%s: ibv_create_comp_channel: %s",
-					    vb_tp->name, strerror(err));
-			return rapt_errno_status(err);
-		}
+	evd->ch = ibv_create_comp_channel(ia->ctx);
+	if (!evd->ch || set_nonblock(evd->ch->fd)) {
+		err = errno;
+		rapt_prov_set_error("%s: ibv_create_comp_channel: %s",
+				    vb_tp->name, strerror(err));
+		return rapt_errno_status(err);
 	}
 	evd->cq = ibv_create_cq(ia->ctx, (int)cqe, evd, evd->ch, 0);
 	if (!evd->cq) {
@@ -163,7 +177,21 @@ static int evd_make_cq(struct vb_evd *evd, uint32_t qlen, bool channel)
 		return rapt_errno_status(err);
 	}
 	evd->cqe = (uint32_t)evd->cq->cqe;
-	return 0;
+	err = ibv_req_notify_cq(evd->cq, 0);
+	if (err) {
+		rapt_prov_set_error("%s: ibv_req_notify_cq: %s", vb_tp->name,
+				    strerror(err));
+		return rapt_errno_status(err);
+	}
+	evd->io.fd = fcntl(evd->ch->fd, F_DUPFD_CLOEXEC, 0);
+	evd->io.handler = evd_chan_handler;
+	if (evd->io.fd < 0) {
+		err = errno;
+		rapt_prov_set_error("%s: dup of a completion channel: %s",
+				    vb_tp->name, strerror(err));
+		return rapt_errno_status(err);
+	}
+	return rapt_engine_add(ia->eng, &evd->io, EPOLLIN);
 }
 
 /* An epoll set of the completion channel and the engine's set. */
@@ -186,13 +214,14 @@ err:
 	return RAPT_ENOMEM;
 }
 
-static void evd_destroy(struct vb_evd *evd)
+static void evd_release(void *arg)
 {
+	struct vb_evd *evd = arg;
+
 	if (evd->epfd >= 0)
 		close(evd->epfd);
 	if (evd->cq) {
-		if (evd->ch)
-			channel_drain(evd);
+		channel_drain(evd);
 		if (ibv_destroy_cq(evd->cq))
 			vb_err("%s: ibv_destroy_cq: %m", evd->ia->dev);
 	}
@@ -200,6 +229,24 @@ static void evd_destroy(struct vb_evd *evd)
 		vb_err("%s: ibv_destroy_comp_channel: %m", evd->ia->dev);
 	pthread_mutex_destroy(&evd->poll_lock);
 	free(evd);
+}
+
+static void evd_unregister(void *arg)
+{
+	struct vb_evd *evd = arg;
+
+	rapt_engine_close(evd->ia->eng, &evd->io, false);
+}
+
+/* The engine forgets the channel first; the rest goes once no batch of
+ * the engine thread can name it. */
+static void evd_destroy(struct vb_evd *evd)
+{
+	struct rapt_engine *eng = evd->ia->eng;
+
+	if (evd->io.fd >= 0)
+		rapt_engine_call(eng, evd_unregister, evd);
+	rapt_engine_retire(eng, &evd->retire, &evd->io, evd_release, evd);
 }
 
 static struct vb_evd *evd_alloc(struct vb_ia *ia, struct rapt_core_evd *cevd,
@@ -213,6 +260,7 @@ static struct vb_evd *evd_alloc(struct vb_ia *ia, struct rapt_core_evd *cevd,
 	evd->cevd = cevd;
 	evd->streams = streams;
 	evd->epfd = -1;
+	evd->io.fd = -1;
 	pthread_mutex_init(&evd->poll_lock, NULL);
 	return evd;
 }
@@ -226,7 +274,7 @@ int vb_evd_create(void *pia, struct rapt_core_evd *cevd, uint32_t qlen,
 	if (!evd)
 		return RAPT_ENOMEM;
 	if (streams & RAPT_EVD_DTO)
-		ret = evd_make_cq(evd, qlen, true);
+		ret = evd_make_cq(evd, qlen);
 	if (!ret && (streams & RAPT_EVD_DTO) && (streams & VB_EVD_CM_STREAMS))
 		ret = evd_make_epoll(evd);
 	if (ret) {
@@ -244,8 +292,8 @@ int vb_evd_free(void *pevd)
 }
 
 /* The IA's EVD for EPs created without a receive or request EVD: their
- * completions are polled (and dropped) by every evd_progress and by
- * teardown, so the CQ never overruns. */
+ * completions are polled (and dropped) by the engine and by teardown, so
+ * the CQ never overruns. */
 int vb_evd_null_create(struct vb_ia *ia)
 {
 	struct vb_evd *evd = evd_alloc(ia, NULL, RAPT_EVD_DTO);
@@ -253,7 +301,7 @@ int vb_evd_null_create(struct vb_ia *ia)
 
 	if (!evd)
 		return RAPT_ENOMEM;
-	ret = evd_make_cq(evd, VB_NULL_CQE, false);
+	ret = evd_make_cq(evd, VB_NULL_CQE);
 	if (ret) {
 		evd_destroy(evd);
 		return ret;
@@ -282,12 +330,12 @@ int vb_evd_progress(void *pevd)
 	armed = atomic_load_explicit(&evd->fd_armed, memory_order_relaxed) &&
 		atomic_exchange(&evd->fd_armed, false);
 	if (evd->cq) {
+		/* A polling consumer: the engine thread stands aside. */
+		rapt_engine_lease(ia->eng);
 		if (armed)
 			channel_drain(evd);
 		vb_cq_poll(evd);
 	}
-	if (atomic_load_explicit(&ia->null_users, memory_order_relaxed))
-		vb_cq_poll(ia->null_evd);
 	/* CM events reach the EVD from the engine thread anyway; a consumer
 	 * that busy-polls for them runs a pass now and then itself, and one
 	 * woken through the EVD's fd handles what woke it. */
@@ -310,9 +358,15 @@ int vb_evd_wait_fd(void *pevd, int *fd)
 	return 0;
 }
 
+/*
+ * Arm, then look once more: a completion that came before the arm raises
+ * no event.  While the consumer sleeps the engine thread stands aside
+ * (its 1 ms look may still take the event; the push then wakes us).
+ */
 int vb_evd_trywait(void *pevd, uint32_t how)
 {
 	struct vb_evd *evd = pevd;
+	struct rapt_engine *eng = evd->ia->eng;
 	int err;
 
 	if (evd->cq) {
@@ -322,32 +376,29 @@ int vb_evd_trywait(void *pevd, uint32_t how)
 			       strerror(err));
 			return RAPT_EIO;
 		}
-		/* A completion that came before the arm raises no event. */
 		if (vb_cq_poll(evd))
 			return RAPT_EAGAIN;
 	}
-	if (evd->streams & VB_EVD_CM_STREAMS) {
-		if (how == RAPT_PROV_WAIT_BLOCK)
-			rapt_engine_sleep_begin(evd->ia->eng);
-		else
-			rapt_engine_lease(evd->ia->eng);
-	}
-	if (how == RAPT_PROV_WAIT_FD)
+	if (how == RAPT_PROV_WAIT_BLOCK) {
+		rapt_engine_sleep_begin(eng);
+	} else {
+		rapt_engine_lease(eng);
 		atomic_store(&evd->fd_armed, true);
+	}
 	return 0;
 }
 
 int vb_evd_wait_done(void *pevd)
 {
 	struct vb_evd *evd = pevd;
+	struct rapt_engine *eng = evd->ia->eng;
 
+	rapt_engine_sleep_end(eng);
 	if (evd->cq) {
 		channel_drain(evd);
 		vb_cq_poll(evd);
 	}
-	if (evd->streams & VB_EVD_CM_STREAMS) {
-		rapt_engine_sleep_end(evd->ia->eng);
-		rapt_engine_drive(evd->ia->eng);
-	}
+	if (evd->streams & VB_EVD_CM_STREAMS)
+		rapt_engine_drive(eng);
 	return 0;
 }

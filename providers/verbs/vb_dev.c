@@ -76,7 +76,7 @@ static bool addr_on_dev(struct rdma_event_channel *ch, const char *dev,
  * Loopback addresses are skipped: rdma_cm treats 127/8 as a wildcard.
  */
 static int dev_addr(const char *dev, struct sockaddr_storage *out,
-		    char *why, size_t why_len)
+		    unsigned int *ifindex, char *why, size_t why_len)
 {
 	struct rdma_event_channel *ch;
 	struct ifaddrs *ifas, *ifa, *best = NULL;
@@ -110,6 +110,8 @@ static int dev_addr(const char *dev, struct sockaddr_storage *out,
 	if (best) {
 		memset(out, 0, sizeof(*out));
 		memcpy(out, best->ifa_addr, rapt_sockaddr_len(best->ifa_addr));
+		if (ifindex)
+			*ifindex = if_nametoindex(best->ifa_name);
 	} else {
 		snprintf(why, why_len,
 			 "no IP address of this machine belongs to %s (%d tried; give its network interface an address)",
@@ -147,7 +149,8 @@ static void dev_entry(struct ibv_device *d, struct rapt_prov_device *e)
 	ibv_close_device(ctx);
 	if (e->status)
 		return;
-	e->status = dev_addr(e->name, &ss, e->reason, sizeof(e->reason));
+	e->status = dev_addr(e->name, &ss, NULL, e->reason,
+			     sizeof(e->reason));
 	if (!e->status && vb_tp->device_note)
 		vb_tp->device_note(e->name, e->reason, sizeof(e->reason));
 }
@@ -368,25 +371,27 @@ int vb_ia_open(void *prov, const char *device, uint32_t port,
 				    ia->dattr.phys_port_cnt);
 		goto err_ctx;
 	}
-	ret = dev_addr(device, &ia->addr, why, sizeof(why));
+	ret = dev_addr(device, &ia->addr, &ia->ifindex, why, sizeof(why));
 	if (ret) {
 		rapt_prov_set_error("%s: %s", vb_tp->name, why);
 		goto err_ctx;
 	}
 	ia->max_inline = probe_inline(ia);
-	ret = vb_evd_null_create(ia);
-	if (ret)
-		goto err_ctx;
 	ret = ia_start(ia);
 	if (ret)
-		goto err_null;
+		goto err_ctx;
+	ret = vb_evd_null_create(ia);
+	if (ret)
+		goto err_stop;
 	vb_dbg("opened %s port %u (inline %u)", device, ia->port,
 	       ia->max_inline);
 	*pia = ia;
 	return 0;
 
-err_null:
-	vb_evd_null_free(ia);
+err_stop:
+	vb_cm_stop(ia);
+	rapt_engine_call(ia->eng, ia_unregister, ia);
+	rapt_engine_stop(ia->eng);
 err_ctx:
 	ibv_close_device(ia->ctx);
 err_free:
@@ -400,10 +405,10 @@ int vb_ia_close(void *pia)
 	struct vb_ia *ia = pia;
 	uint32_t i;
 
+	vb_evd_null_free(ia);
 	vb_cm_stop(ia);
 	rapt_engine_call(ia->eng, ia_unregister, ia);
 	rapt_engine_stop(ia->eng);
-	vb_evd_null_free(ia);
 	if (ibv_close_device(ia->ctx))
 		vb_err("%s: ibv_close_device: %m", ia->dev);
 	for (i = 0; i < VB_SLOT_CHUNKS; i++)
@@ -563,7 +568,18 @@ static void async_qp(struct vb_ia *ia, struct ibv_async_event *ev)
 
 static void async_handler(struct rapt_io *io, uint32_t events)
 {
-	struct vb_ia *ia = rapt_container_of(io, struct vb_ia, async_io);
+	vb_async_poll(rapt_container_of(io, struct vb_ia, async_io));
+}
+
+/**
+ * vb_async_poll - handle the device's pending async events (runner)
+ * @ia: the IA
+ *
+ * Also called before a DISCONNECTED of rdma_cm is acted on: a QP error
+ * the device reported first (an iWARP Terminate) makes it BROKEN.
+ */
+void vb_async_poll(struct vb_ia *ia)
+{
 	struct ibv_async_event ev;
 
 	while (!ibv_get_async_event(ia->ctx, &ev)) {

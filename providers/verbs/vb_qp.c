@@ -43,8 +43,9 @@ _Static_assert(sizeof(struct rapt_sge) == sizeof(struct ibv_sge) &&
 
 /* The bytes of the EP's control buffer (registered). */
 #define VB_CTL_BYTES	64
-/* How long teardown waits for the device to flush. */
-#define VB_DRAIN_NS	(2ull * 1000000000ull)
+/* How long teardown waits for the device to flush (siw flushes at once,
+ * in the modify to the error state; a WR it never took stays). */
+#define VB_DRAIN_NS	(200ull * 1000000ull)
 
 static uint32_t pow2(uint32_t v)
 {
@@ -633,7 +634,7 @@ static void ep_drain(struct vb_ep *ep)
 			break;
 		nanosleep(&ts, NULL);
 	}
-	vb_warn("QP %u: %u receives and %u sends did not flush in time; completing them FLUSHED",
+	vb_dbg("QP %u: %u receives and %u sends did not flush; completing them FLUSHED",
 		ep->qp->qp_num, ep->rq_tail - load32(&ep->rq_head),
 		ep->sq_tail - load32(&ep->sq_head));
 	pthread_mutex_lock(&ep->recv_evd->poll_lock);
@@ -793,23 +794,11 @@ static void ep_release(struct vb_ep *ep)
 	free(ep->rq);
 	free(ep->sq);
 	free(ep->held);
+	pthread_cond_destroy(&ep->conn_cv);
 	pthread_mutex_destroy(&ep->lock);
 	pthread_mutex_destroy(&ep->sq_lock);
 	pthread_mutex_destroy(&ep->rq_lock);
 	free(ep);
-}
-
-static void ep_null_users(struct vb_ep *ep, int d)
-{
-	unsigned int n = (ep->recv_evd == ep->ia->null_evd) +
-			 (ep->req_evd == ep->ia->null_evd);
-
-	if (!n)
-		return;
-	if (d > 0)
-		atomic_fetch_add(&ep->ia->null_users, n);
-	else
-		atomic_fetch_sub(&ep->ia->null_users, n);
 }
 
 int vb_ep_create(void *pia, void *ppz, struct rapt_core_ep *cep,
@@ -834,6 +823,7 @@ int vb_ep_create(void *pia, void *ppz, struct rapt_core_ep *cep,
 	ep->req_evd = req_pevd ? req_pevd : ia->null_evd;
 	ep->conn_evd = conn_pevd;
 	pthread_mutex_init(&ep->lock, NULL);
+	pthread_cond_init(&ep->conn_cv, NULL);
 	pthread_mutex_init(&ep->sq_lock, NULL);
 	pthread_mutex_init(&ep->rq_lock, NULL);
 	rapt_timer_init(&ep->timer, vb_ep_timer_fire);
@@ -848,7 +838,6 @@ int vb_ep_create(void *pia, void *ppz, struct rapt_core_ep *cep,
 	ret = qp_create(ep, &ep->attr);
 	if (ret)
 		goto err_slot;
-	ep_null_users(ep, 1);
 	*pep = ep;
 	return 0;
 
@@ -859,25 +848,18 @@ err_free:
 	return ret;
 }
 
-struct free_args {
-	struct vb_ep *ep;
-	bool abandoned;
-};
-
-/* The engine's part of ep_free: stop the connection, let go of the id. */
+/* The engine's part of ep_free: the connection ends with no event, and
+ * no CM event reaches the EP any more. */
 static void ep_free_call(void *arg)
 {
-	struct free_args *a = arg;
-	struct vb_ep *ep = a->ep;
+	struct vb_ep *ep = arg;
 
 	pthread_mutex_lock(&ep->lock);
 	ep->freeing = true;
 	pthread_mutex_unlock(&ep->lock);
 	vb_ep_shutdown(ep, NULL);
-	vb_cm_ep_release(ep);
-	pthread_mutex_lock(&ep->lock);
-	a->abandoned = ep->abandoned;
-	pthread_mutex_unlock(&ep->lock);
+	if (ep->id)
+		ep->id->context = NULL;
 }
 
 /* Once this returns no poller holds @ep (they hold a poll lock). */
@@ -893,16 +875,12 @@ static void ep_unpublish(struct vb_ep *ep)
 /**
  * vb_ep_destroy - free what an EP holds (its id is gone)
  * @ep: the EP
- *
- * From ep_free, or from the connector thread that held the EP when it
- * was freed.
  */
 void vb_ep_destroy(struct vb_ep *ep)
 {
 	int err;
 
 	ep_unpublish(ep);
-	ep_null_users(ep, -1);
 	err = ibv_destroy_qp(ep->qp);
 	if (err)
 		vb_err("ibv_destroy_qp: %s", strerror(err));
@@ -911,12 +889,11 @@ void vb_ep_destroy(struct vb_ep *ep)
 
 int vb_ep_free(void *pep)
 {
-	struct free_args a = { .ep = pep };
+	struct vb_ep *ep = pep;
 
-	rapt_engine_call(a.ep->ia->eng, ep_free_call, &a);
-	/* An EP whose rdma_connect() still runs is the connector's now. */
-	if (!a.abandoned)
-		vb_ep_destroy(a.ep);
+	rapt_engine_call(ep->ia->eng, ep_free_call, ep);
+	vb_cm_ep_release(ep);
+	vb_ep_destroy(ep);
 	return 0;
 }
 

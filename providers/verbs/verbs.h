@@ -168,18 +168,22 @@ struct vb_ia {
 	struct ibv_port_attr pattr;
 	uint32_t max_inline;
 	struct sockaddr_storage addr;	/* the device's IP address */
+	unsigned int ifindex;		/* of its network interface */
+	bool tcp_diag;			/* vb_tcp_state() can be believed */
 	struct rdma_event_channel *cmch;
 	struct rapt_engine *eng;
 	struct rapt_io cm_io;
 	struct rapt_io async_io;
 	/* Completions of EPs without a receive or request EVD. */
 	struct vb_evd *null_evd;
-	atomic_uint null_users;		/* EPs that use it */
 	pthread_mutex_t lock;		/* the EP table */
 	struct vb_slot *_Atomic chunks[VB_SLOT_CHUNKS];
 	uint32_t nslots;		/* slots handed out so far */
 	uint32_t free_slot;		/* free list head + 1 (0: empty) */
 	struct vb_connector conn;
+	/* Requests handed to the core and not decided (the engine's): */
+	struct rapt_list reqs;
+	struct rapt_timer req_timer;	/* looks for departed requesters */
 };
 
 /* Open a device the way vb_dev.c and the probes need. */
@@ -209,6 +213,9 @@ int vb_ia_open(void *prov, const char *device, uint32_t port,
 	       struct rapt_core_ia *cia, void **pia);
 int vb_ia_close(void *pia);
 int vb_ia_query(void *pia, struct rapt_ia_attr *attr);
+/* Handle the device's pending async events (the engine's runner). */
+void vb_async_poll(struct vb_ia *ia);
+
 /* provider init: whether any device of the transport exists */
 int vb_init(void **prov);
 void vb_fini(void *prov);
@@ -243,6 +250,10 @@ struct vb_evd {
 	int epfd;			/* CQ channel + engine, or -1 */
 	_Atomic bool fd_armed;		/* trywait(RAPT_PROV_WAIT_FD) */
 	atomic_uint tick;
+	/* The engine watches the channel (a duplicate of its fd) when no
+	 * consumer does: completions reach the EVD with nobody calling in. */
+	struct rapt_io io;
+	struct rapt_retire retire;
 };
 
 #define VB_EVD_CM_STREAMS (RAPT_EVD_CONNECTION | RAPT_EVD_CR | \
@@ -367,7 +378,7 @@ struct vb_ep {
 					 * DISCONNECTED */
 	bool kernel_up;			/* rdma_cm said ESTABLISHED */
 	bool in_connector;		/* rdma_connect() is running */
-	bool abandoned;			/* freed while in the connector */
+	pthread_cond_t conn_cv;		/* signalled when it returns */
 	bool disc_graceful;		/* a graceful disconnect was asked */
 	struct vb_held *held;
 	uint32_t nheld, held_cap;
@@ -452,7 +463,18 @@ struct vb_req {
 	uint8_t pdata[VB_PDATA_MAX];
 	uint8_t pdata_len;
 	uint32_t ird, ord;		/* the requester's offer */
+	struct rapt_list node;		/* ia->reqs */
+	struct sockaddr_storage local, remote;	/* its TCP 4-tuple */
 };
+
+/*
+ * The TCP state of @local <-> @remote (vb_sockdiag.c): TCP_ESTABLISHED,
+ * TCP_CLOSE_WAIT..., -1 when there is no such connection, -2 when the
+ * kernel cannot say.
+ */
+int vb_tcp_state(const struct sockaddr *local, const struct sockaddr *remote,
+		 unsigned int ifindex);
+bool vb_tcp_diag_works(void);
 
 int vb_cm_start(struct vb_ia *ia);
 void vb_cm_stop(struct vb_ia *ia);
@@ -471,7 +493,8 @@ int vb_cr_accept(void *ppsp, struct rapt_core_cr *ccr, void *pep,
 int vb_cr_reject(void *ppsp, struct rapt_core_cr *ccr, const void *pdata,
 		 size_t pdata_len);
 
-/* ep_free's part in vb_cm.c: the EP's id (engine thread). */
+/* ep_free's part in vb_cm.c: wait for the connector, destroy the id
+ * (outside the engine: a connecting iWARP id waits for its reply). */
 void vb_cm_ep_release(struct vb_ep *ep);
 
 /* Arm (kind != VB_TMR_NONE) or cancel the EP's timer. */
