@@ -350,8 +350,13 @@ static int rping_serve_one(struct peer *p, unsigned int ping)
 	char want[32];
 
 	next_event(p, &ev, "the client's source buffer");
-	while (ev.type == RAPT_EV_DTO && ev.u.dto.op == RAPT_OP_SEND) {
-		p->sends_out--;
+	/* Our last sends' completions; once the client has gone, the
+	 * flushed receives come before DISCONNECTED. */
+	while (ev.type == RAPT_EV_DTO &&
+	       (ev.u.dto.op == RAPT_OP_SEND ||
+		ev.u.dto.status == RAPT_DTO_FLUSHED)) {
+		if (ev.u.dto.op == RAPT_OP_SEND)
+			p->sends_out--;
 		next_event(p, &ev, "the client's source buffer");
 	}
 	if (ev.type == RAPT_EV_DISCONNECTED)
