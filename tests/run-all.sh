@@ -5,8 +5,10 @@
 #   2. ASan + UBSan build: make check
 #   3. TSan build: make check (the threaded tests matter here)
 #   4. make distcheck (the tarball builds and passes on its own)
-#   5. interop: the tcp provider against the Linux kernel's soft-iWARP
-#      driver (siw) in a qemu VM (tests/interop/run-siw-vm.sh; root)
+#   5. the VM suite (tests/vm/run-vm.sh; root): the tcp provider against
+#      the Linux kernel's soft-iWARP driver (siw), rapt-conformance on the
+#      iwarp provider over siw, rdma-core's programs against rapt, and
+#      rapt_perf against perftest, in a qemu VM
 # Exit status is 0 only if all of them pass.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,19 +60,24 @@ run "check (ASan+UBSan)" check_in build-ci-asan --enable-werror --enable-debug \
 run "check (TSan)" check_in build-ci-tsan --enable-werror --enable-tsan
 run "distcheck" make -C "$(tests/ci/build.sh build-ci --enable-werror)" distcheck \
 	DISTCHECK_CONFIGURE_FLAGS=--enable-werror
-# Its PASS/FAIL lines count with the automake tests.
-siw_interop() {
+# rapt's VM suite (tests/vm/run-vm.sh): the tcp provider against kernel
+# siw, rapt-conformance on the iwarp provider over siw (one host, two
+# hosts, against tcp both ways), rdma-core's own programs against rapt,
+# and rapt_perf against perftest.  Its PASS/FAIL lines count with the
+# automake tests; its PERF lines are the performance table.
+vm_suite() {
 	local b out n
 	b=$(tests/ci/build.sh build-ci --enable-werror) || return 1
 	out=$(mktemp)
-	tests/interop/run-siw-vm.sh "$b" 2>&1 | tee "$out"
+	tests/vm/run-vm.sh "$b" 2>&1 | tee "$out"
 	local rc=${PIPESTATUS[0]}
 	n=$(grep -c '^PASS: ' "$out" || true); tpass=$((tpass + n))
 	n=$(grep -c '^FAIL: ' "$out" || true); tfail=$((tfail + n))
+	grep '^RAPTVM PERF' "$out" | sed 's/^RAPTVM PERF/perf:/' > "$top/build-ci/vm-perf.txt" || true
 	rm -f "$out"
 	return "$rc"
 }
-run "interop with kernel siw (qemu)" siw_interop
+run "VM suite: siw interop, iwarp conformance, foreign peers, perf (qemu)" vm_suite
 
 echo
 printf '%s\n' "${summary[@]}"
