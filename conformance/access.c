@@ -61,7 +61,7 @@ static void violate(struct conf_ctx *c, bool write, enum violation v)
 	unsigned int access = write ? RAPT_MEM_REMOTE_WRITE :
 				      RAPT_MEM_REMOTE_READ;
 	struct rapt_event ev, down, op_ev = { 0 }, probe_ev = { 0 };
-	bool got_op = false, got_probe = false;
+	bool got_op = false, got_probe = false, reported;
 	struct conf_target t;
 	struct rapt_sge sge;
 	uint8_t *sink, *cmd;
@@ -77,12 +77,21 @@ static void violate(struct conf_ctx *c, bool write, enum violation v)
 	sge.lkey = t.s.mi.lkey;
 	SKIP_UNLESS_CAP(cap, (write ? rapt_ep_post_write : rapt_ep_post_read)
 			(t.s.ep, &sge, 1, 1, t.raddr, t.rkey, 0));
+	/* The target checks a read: its IA must say it does. */
+	if (!write && !(c->peer_caps & RAPT_CAP_READ_CHECK)) {
+		conf_skip(c, "the target's IA does not advertise RAPT_CAP_READ_CHECK");
+		goto out;
+	}
 	if (v == V_FREED)
 		REQUIRE_EQ(conf_target_cmd(c, &t, CONF_TGT_FREE, 0, 0, 0), 0);
 	if (v == V_INVALIDATED) {
 		SKIP_UNLESS_CAP(RAPT_CAP_SEND_INVALIDATE,
 				rapt_ep_post_send_inv(t.s.ep, &sge, 1, 1, 0,
 						      t.rkey));
+		if (!(c->peer_caps & RAPT_CAP_SEND_INVALIDATE)) {
+			conf_skip(c, "the target's IA does not advertise RAPT_CAP_SEND_INVALIDATE");
+			goto out;
+		}
 		REQUIRE_EQ(conf_target_cmd(c, &t, CONF_TGT_INVALIDATED, 0, 0,
 					   0), 0);
 	}
@@ -125,20 +134,35 @@ static void violate(struct conf_ctx *c, bool write, enum violation v)
 	if (write) {
 		/* An error completion of the write or of the send behind
 		 * it, or (iWARP, both completed locally) the TERMINATE's
-		 * BROKEN: one of them must tell the requester. */
-		EXPECT_MSG(op_ev.u.dto.status == RAPT_DTO_REMOTE_ACCESS ||
+		 * BROKEN: one of them must tell the requester, unless the
+		 * IA says the peer's report does not reach it. */
+		reported = op_ev.u.dto.status == RAPT_DTO_REMOTE_ACCESS ||
 			   (op_ev.u.dto.status == RAPT_DTO_SUCCESS &&
 			    (rc == RAPT_ESTATE || down.type == RAPT_EV_BROKEN ||
 			     (got_probe &&
-			      probe_ev.u.dto.status != RAPT_DTO_SUCCESS))),
-			   "violating write completed %s, the send behind it %s, then %s: the violation was not reported",
-			   conf_dto_status_name(op_ev.u.dto.status),
-			   got_probe ? conf_dto_status_name(
-				   probe_ev.u.dto.status) : "(not posted)",
-			   rapt_event_name(down.type));
+			      probe_ev.u.dto.status != RAPT_DTO_SUCCESS)));
+		if (!reported && !(c->attr.caps & RAPT_CAP_PEER_ERRORS)) {
+			conf_skip(c, "IA does not advertise RAPT_CAP_PEER_ERRORS: the target's Terminate did not reach it (the write completed %s, the connection ended %s)",
+				  conf_dto_status_name(op_ev.u.dto.status),
+				  rapt_event_name(down.type));
+		} else {
+			EXPECT_MSG(reported,
+				   "violating write completed %s, the send behind it %s, then %s: the violation was not reported",
+				   conf_dto_status_name(op_ev.u.dto.status),
+				   got_probe ? conf_dto_status_name(
+					   probe_ev.u.dto.status) :
+				   "(not posted)",
+				   rapt_event_name(down.type));
+		}
 		if (op_ev.u.dto.status != RAPT_DTO_REMOTE_ACCESS)
 			conf_note(c, "the write itself completed %s",
 				  conf_dto_status_name(op_ev.u.dto.status));
+	} else if (op_ev.u.dto.status == RAPT_DTO_FLUSHED &&
+		   !(c->attr.caps & RAPT_CAP_PEER_ERRORS)) {
+		/* The target's Terminate was not seen: the read flushed. */
+		conf_skip(c, "IA does not advertise RAPT_CAP_PEER_ERRORS: the target's Terminate did not reach it (the read completed FLUSHED)");
+		EXPECT_MSG(conf_verify(sink, 16, 90) < 0,
+			   "a refused read placed data in its local buffer");
 	} else {
 		EXPECT_MSG(op_ev.u.dto.status == RAPT_DTO_REMOTE_ACCESS,
 			   "violating read completed %s, expected REMOTE_ACCESS",

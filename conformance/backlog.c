@@ -277,6 +277,10 @@ static void halfopen_active(struct conf_ctx *c)
 	}
 	TRY(conf_set_create(c, &s, NULL));
 	TRY(conf_lookup(c, &addr, &sid));
+	if (!(c->peer_caps & RAPT_CAP_HANDSHAKE_LIMIT)) {
+		conf_skip(c, "the listening IA does not advertise RAPT_CAP_HANDSHAKE_LIMIT");
+		goto out;
+	}
 	fd = ho_open(c, &s, &addr, sid);
 	TRY(fd < 0);
 	TRY(conf_barrier(c, "half-open"));
@@ -348,6 +352,10 @@ static void hslimit_active(struct conf_ctx *c)
 	TRY(conf_set_create(c, &s, NULL));
 	TRY(conf_set_ep(c, &s, NULL, &ep2));
 	TRY(conf_lookup(c, &addr, &sid));
+	if (!(c->peer_caps & RAPT_CAP_HANDSHAKE_LIMIT)) {
+		conf_skip(c, "the listening IA does not advertise RAPT_CAP_HANDSHAKE_LIMIT");
+		goto out;
+	}
 	for (i = 0; i < 2; i++) {
 		fd[i] = ho_open(c, &s, &addr, sid);
 		TRY(fd[i] < 0);

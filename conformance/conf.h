@@ -29,7 +29,7 @@
 #include <rapt/rapt.h>
 
 /* Bump when any test's exchange on the control channel changes. */
-#define CONF_PROTO_VERSION 1
+#define CONF_PROTO_VERSION 2
 
 /* The default TCP port of the control channel (--port). */
 #define CONF_DEFAULT_PORT 47391
@@ -253,6 +253,10 @@ struct conf_ctx {
 	bool peer_ended;		/* the other role returned */
 	uint32_t peer_flags;		/* its CONF_END_* flags */
 	char peer_reason[256];
+	/* The caps of the other role's IA, once conf_lookup() read them
+	 * (conf_publish() sends them): what a test needs of the receiving
+	 * or target side is the peer's to advertise. */
+	uint64_t peer_caps;
 	struct conf_obj *objs;
 	unsigned int nobjs;
 	unsigned int nobjs_alloc;

@@ -418,6 +418,11 @@ static void solicited_passive(struct conf_ctx *c)
 	struct rapt_event ev;
 
 	TRY(conf_pair_passive(c, &s, NULL, 2, 64));
+	/* The receiving side reports the flag: its IA must offer it. */
+	if (!(c->attr.caps & RAPT_CAP_SOLICITED)) {
+		conf_skip(c, "the receiving IA does not advertise RAPT_CAP_SOLICITED");
+		goto out;
+	}
 	TRY(conf_barrier(c, "posted"));
 	REQUIRE_DTO(s.recv_evd, RAPT_OP_RECV, RAPT_DTO_SUCCESS, 0, &ev);
 	EXPECT_MSG(ev.u.dto.flags & RAPT_DTO_SOLICITED,

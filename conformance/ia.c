@@ -24,7 +24,9 @@
 	 RAPT_CAP_SEND_INVALIDATE | RAPT_CAP_DISCONNECT_PDATA |		\
 	 RAPT_CAP_EVD_FD |						\
 	 RAPT_CAP_PASSIVE_SEND_FIRST | RAPT_CAP_RAW_PDATA |		\
-	 RAPT_CAP_MULTI_EVD_STREAMS | RAPT_CAP_ZERO_LENGTH)
+	 RAPT_CAP_MULTI_EVD_STREAMS | RAPT_CAP_ZERO_LENGTH |		\
+	 RAPT_CAP_HANDSHAKE_LIMIT | RAPT_CAP_CONNECT_CANCEL |		\
+	 RAPT_CAP_READ_CHECK | RAPT_CAP_PEER_ERRORS)
 
 static void t_open_named(struct conf_ctx *c)
 {
@@ -348,8 +350,13 @@ static void t_registry(struct conf_ctx *c)
 {
 	struct rapt_entry *e = NULL;
 	bool prov = false, dev = false;
+	char devname[sizeof(c->attr.provider) + sizeof(c->attr.device) + 1];
 	size_t n = 0, i;
 
+	/* The registry lists devices ("iwarp:siw0"); an IA of a device with
+	 * ports is named with its port too ("iwarp:siw0:1"). */
+	snprintf(devname, sizeof(devname), "%s:%s", c->attr.provider,
+		 c->attr.device);
 	REQUIRE_OK(rapt_registry_list(&e, &n));
 	for (i = 0; i < n; i++) {
 		/* A file of the same name built for another provider ABI
@@ -365,7 +372,8 @@ static void t_registry(struct conf_ctx *c)
 				   e[i].name, e[i].reason);
 		}
 		if (e[i].kind == RAPT_ENTRY_DEVICE &&
-		    !strcmp(e[i].name, c->attr.name)) {
+		    (!strcmp(e[i].name, c->attr.name) ||
+		     !strcmp(e[i].name, devname))) {
 			dev = true;
 			EXPECT_EQ(e[i].status, 0);
 			EXPECT_EQU(e[i].transport, c->attr.transport);

@@ -632,6 +632,11 @@ static void send_inv(struct conf_ctx *c)
 	sge.lkey = t.s.mi.lkey;
 	SKIP_UNLESS_CAP(RAPT_CAP_SEND_INVALIDATE,
 			rapt_ep_post_send_inv(t.s.ep, &sge, 1, 1, 0, t.rkey));
+	/* The target's receive reports it: its IA must offer it too. */
+	if (!(c->peer_caps & RAPT_CAP_SEND_INVALIDATE)) {
+		conf_skip(c, "the target's IA does not advertise RAPT_CAP_SEND_INVALIDATE");
+		goto out;
+	}
 	EXPECT_EQ(conf_target_cmd(c, &t, CONF_TGT_INVALIDATED, 0, 0, 0), 0);
 	EXPECT_EQ(conf_target_cmd(c, &t, CONF_TGT_DONE, 0, 0, 0), 0);
 	TRY(conf_barrier(c, "target-done"));

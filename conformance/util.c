@@ -823,6 +823,8 @@ int conf_publish(struct conf_ctx *c, const struct conf_listener *l)
 {
 	if (conf_send_addr(c, "listen-addr", &c->attr.local_addr))
 		return -1;
+	if (conf_send_u64(c, "listen-caps", c->attr.caps))
+		return -1;
 	return conf_send_u64(c, "listen-sid", l->sid);
 }
 
@@ -830,6 +832,8 @@ int conf_lookup(struct conf_ctx *c, struct sockaddr_storage *addr,
 		uint64_t *sid)
 {
 	if (conf_recv_addr(c, "listen-addr", addr))
+		return -1;
+	if (conf_recv_u64(c, "listen-caps", &c->peer_caps))
 		return -1;
 	if (conf_recv_u64(c, "listen-sid", sid))
 		return -1;

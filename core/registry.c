@@ -864,6 +864,9 @@ static int list_devices(struct reg_scan *s, struct reg_list *l,
 		if (!e)
 			return RAPT_ENOMEM;
 		e->status = dev_usable(s, f, d, e->reason);
+		/* A usable device's reason is its provider's note. */
+		if (!e->status && d->reason[0])
+			snprintf(e->reason, sizeof(e->reason), "%s", d->reason);
 		snprintf(e->name, sizeof(e->name), "%s:%s", f->name, d->name);
 		snprintf(e->provider, sizeof(e->provider), "%s", f->name);
 		snprintf(e->path, sizeof(e->path), "%s", f->path);

@@ -8,8 +8,10 @@
 #   5. the Debian packages: build, lintian, install, use the installed
 #      files (rapt_info, the demo, man pages, an out-of-tree provider),
 #      purge (tests/packaging.sh; root)
-#   6. interop: the tcp provider against the Linux kernel's soft-iWARP
-#      driver (siw) in a qemu VM (tests/interop/run-siw-vm.sh; root)
+#   6. the VM suite (tests/vm/run-vm.sh; root): the tcp provider against
+#      the Linux kernel's soft-iWARP driver (siw) in a qemu VM; with
+#      RAPT_VM_SUITES also rapt-conformance on the iwarp provider over siw,
+#      rdma-core's programs against rapt, and rapt_perf against perftest
 # Exit status is 0 only if all of them pass.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -71,18 +73,30 @@ counted() {
 	n=$(grep -c '^PASS: ' "$out" || true); tpass=$((tpass + n))
 	n=$(grep -c '^FAIL: ' "$out" || true); tfail=$((tfail + n))
 	n=$(grep -c '^SKIP: ' "$out" || true); tskip=$((tskip + n))
+	grep '^RAPTVM PERF' "$out" | sed 's/^RAPTVM PERF/perf:/' \
+		>> "$top/build-ci/vm-perf.txt" || true
 	rm -f "$out"
 	return "$rc"
 }
 # Build the Debian packages, install them, run against the installed
 # files, purge (root; about a minute).
 run "Debian packages" counted tests/packaging.sh
-siw_interop() {
+# rapt's VM suite (tests/vm/run-vm.sh): the tcp provider against kernel
+# siw, rapt-conformance on the iwarp provider over siw (one host, two
+# hosts, against tcp both ways), rdma-core's own programs against rapt,
+# and rapt_perf against perftest.  Its PASS/FAIL lines count with the
+# automake tests; its PERF lines go to build-ci/vm-perf.txt.
+# CI runs the interop suite only, for now: the iwarp provider's suites
+# (conformance, foreign, perf) have passed by hand but are not yet proven
+# stable enough for every CI run; RAPT_VM_SUITES="interop conformance
+# foreign perf" runs them all.
+vm_suite() {
 	local b
 	b=$(tests/ci/build.sh build-ci --enable-werror) || return 1
-	counted tests/interop/run-siw-vm.sh "$b"
+	rm -f "$top/build-ci/vm-perf.txt"
+	SUITES=${RAPT_VM_SUITES:-interop} counted tests/vm/run-vm.sh "$b"
 }
-run "interop with kernel siw (qemu)" siw_interop
+run "VM suite: siw interop (qemu)" vm_suite
 
 echo
 printf '%s\n' "${summary[@]}"

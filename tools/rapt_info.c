@@ -43,6 +43,10 @@ static const struct {
 	{ RAPT_CAP_RAW_PDATA, "RAW_PDATA" },
 	{ RAPT_CAP_MULTI_EVD_STREAMS, "MULTI_EVD_STREAMS" },
 	{ RAPT_CAP_ZERO_LENGTH, "ZERO_LENGTH" },
+	{ RAPT_CAP_HANDSHAKE_LIMIT, "HANDSHAKE_LIMIT" },
+	{ RAPT_CAP_CONNECT_CANCEL, "CONNECT_CANCEL" },
+	{ RAPT_CAP_READ_CHECK, "READ_CHECK" },
+	{ RAPT_CAP_PEER_ERRORS, "PEER_ERRORS" },
 };
 
 static const char *const stream_names[RAPT_EVD_NSTREAMS] = {
@@ -234,9 +238,36 @@ static bool show_device(const struct rapt_entry *e, bool verbose)
 		return false;
 	}
 	printf(": usable, rank %u\n", e->rank);
+	if (e->reason[0])
+		printf("    note:        %s\n", e->reason);
 	if (verbose)
 		printf("    file:        %s\n", e->path);
 	return show_ia(e->name, verbose) == 0;
+}
+
+/*
+ * In-tree providers this build left out, and why (configure's
+ * RAPT_NOT_BUILT: "name: reason"), unless a DSO of that name is listed
+ * anyway (installed from another build).
+ */
+static void show_not_built(const struct rapt_entry *e, size_t n)
+{
+#ifdef RAPT_NOT_BUILT
+	const char *nb = RAPT_NOT_BUILT, *colon = strchr(nb, ':');
+	size_t i, len = colon ? (size_t)(colon - nb) : 0;
+
+	if (!len)
+		return;
+	for (i = 0; i < n; i++)
+		if (e[i].kind == RAPT_ENTRY_PROVIDER &&
+		    strlen(e[i].name) == len && !strncmp(e[i].name, nb, len))
+			return;
+	printf("provider %.*s: not built\n", (int)len, nb);
+	printf("    why:         %s\n", colon + 1);
+#else
+	(void)e;
+	(void)n;
+#endif
 }
 
 static void show_alias(const struct rapt_entry *e)
@@ -279,6 +310,8 @@ static int list_all(const struct opts *o)
 				show_alias(&e[i]);
 		}
 	}
+	if (!o->names_only)
+		show_not_built(e, n);
 	if (!n && !o->names_only)
 		printf("no provider found (set RAPT_PROVIDER_PATH?)\n");
 	if (!any && !o->names_only)

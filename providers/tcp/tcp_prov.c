@@ -52,7 +52,9 @@
 		  RAPT_CAP_FENCE |					\
 		  RAPT_CAP_SEND_INVALIDATE | RAPT_CAP_EVD_FD |		\
 		  RAPT_CAP_PASSIVE_SEND_FIRST | RAPT_CAP_RAW_PDATA |	\
-		  RAPT_CAP_MULTI_EVD_STREAMS | RAPT_CAP_ZERO_LENGTH)
+		  RAPT_CAP_MULTI_EVD_STREAMS | RAPT_CAP_ZERO_LENGTH |	\
+		  RAPT_CAP_HANDSHAKE_LIMIT | RAPT_CAP_CONNECT_CANCEL |	\
+		  RAPT_CAP_READ_CHECK | RAPT_CAP_PEER_ERRORS)
 
 /* ------------------------------------------------------------------ */
 /* Devices                                                             */

@@ -59,7 +59,8 @@ struct rapt_core_cr;
  * @rank: preference for rapt_ia_open(NULL); lower is better (hardware
  *        RDMA about 10, software transports 100)
  * @status: 0 if it can be opened, else a RAPT_E* code
- * @reason: when @status != 0, why, in plain words
+ * @reason: when @status != 0, why, in plain words; for a usable device,
+ *          an optional note rapt_info shows (a mode in force, say)
  */
 struct rapt_prov_device {
 	char name[64];

@@ -147,7 +147,8 @@ enum rapt_entry_kind {
  * @provider: provider name
  * @target: for an alias, the IA name it stands for
  * @path: the DSO file, or the config file of an alias
- * @reason: why the entry is unusable, in plain words ("" if usable)
+ * @reason: why the entry is unusable, in plain words; for a usable device,
+ *          its provider's note, or ""
  * @abi: provider ABI the DSO was built for (0 if unknown)
  * @prov_version: the provider's own version (RAPT_VERSION_* packing)
  * @transport: enum rapt_transport, for devices
@@ -220,6 +221,23 @@ enum rapt_transport {
 #define RAPT_CAP_RAW_PDATA		(1ULL << 9)	/* RAPT_EP_RAW_PDATA */
 #define RAPT_CAP_MULTI_EVD_STREAMS	(1ULL << 10)	/* any streams share */
 #define RAPT_CAP_ZERO_LENGTH		(1ULL << 11)	/* 0-byte send/RDMA */
+/* The provider sees requests in the transport's handshake, before they
+ * are complete: a PSP's handshake_limit and handshake_timeout_ms apply
+ * and in_handshake counts them.  Without it (rdma_cm) the kernel runs the
+ * handshake and only complete requests reach rapt. */
+#define RAPT_CAP_HANDSHAKE_LIMIT	(1ULL << 12)
+/* rapt_ep_disconnect() in ACTIVE_PENDING withdraws the request at the
+ * peer at once (its CR is cancelled). */
+#define RAPT_CAP_CONNECT_CANCEL		(1ULL << 13)
+/* As the target of an RDMA read, the IA checks key, bounds and
+ * RAPT_MEM_REMOTE_READ before it serves the read, reports a violation as
+ * a remote access error and delivers nothing the peer sent behind it. */
+#define RAPT_CAP_READ_CHECK		(1ULL << 14)
+/* An error the peer reports about this side's operations (an iWARP
+ * Terminate: a refused RDMA write or read) reaches the consumer, as a
+ * failed completion or a BROKEN connection.  Without it (kernel siw, which
+ * keeps a received Terminate to itself) the connection just ends. */
+#define RAPT_CAP_PEER_ERRORS		(1ULL << 15)
 
 /* EVD streams (rapt_evd_create() @streams, rapt_ia_attr.evd_merge). */
 #define RAPT_EVD_DTO		(1u << 0)	/* data transfer completions */

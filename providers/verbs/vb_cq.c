@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * verbs layer: an EVD that carries DTO events is a CQ with a completion
+ * channel of its own; completions are polled by the consumer's calls
+ * (evd_progress, evd_trywait, evd_wait_done), never by a provider thread.
+ *
+ * Wait objects (docs/provider-guide.md, "Wait objects"):
+ *   evd_wait_fd    DTO only: the completion channel's fd.  CONNECTION, CR,
+ *                  ASYNC or SOFTWARE only: the engine's epoll set, which
+ *                  holds the IA's rdma_cm event channel and async fd.
+ *                  Both: an epoll set of the two.
+ *   evd_trywait    ibv_req_notify_cq(), then one poll: RAPT_EAGAIN if it
+ *                  found completions; the engine stands aside while the
+ *                  consumer sleeps on it.
+ *   evd_wait_done  take the channel's events (ibv_get_cq_event, ack),
+ *                  poll; run an engine pass for the CM streams.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "verbs.h"
+
+/* Smallest CQ of an EVD: completions of every EP on it must fit. */
+#define VB_CQ_MIN	256
+#define VB_NULL_CQE	1024
+#define VB_POLL_BATCH	16
+/* A busy-polling consumer of a CM EVD runs an engine pass this often. */
+#define VB_DRIVE_MASK	15u
+
+/* ------------------------------------------------------------------ */
+/* Completion status                                                   */
+/* ------------------------------------------------------------------ */
+
+/* Every enum ibv_wc_status, with the rapt status it maps to. */
+#define VB_WC_STATUS_MAP(XX)						\
+	XX(IBV_WC_SUCCESS,		RAPT_DTO_SUCCESS)		\
+	XX(IBV_WC_LOC_LEN_ERR,		RAPT_DTO_LOCAL_LENGTH)		\
+	XX(IBV_WC_LOC_QP_OP_ERR,	RAPT_DTO_GENERAL)		\
+	XX(IBV_WC_LOC_EEC_OP_ERR,	RAPT_DTO_GENERAL)		\
+	XX(IBV_WC_LOC_PROT_ERR,		RAPT_DTO_LOCAL_PROTECTION)	\
+	XX(IBV_WC_WR_FLUSH_ERR,		RAPT_DTO_FLUSHED)		\
+	XX(IBV_WC_MW_BIND_ERR,		RAPT_DTO_LOCAL_PROTECTION)	\
+	XX(IBV_WC_BAD_RESP_ERR,		RAPT_DTO_TRANSPORT)		\
+	XX(IBV_WC_LOC_ACCESS_ERR,	RAPT_DTO_LOCAL_PROTECTION)	\
+	XX(IBV_WC_REM_INV_REQ_ERR,	RAPT_DTO_REMOTE_OPERATION)	\
+	XX(IBV_WC_REM_ACCESS_ERR,	RAPT_DTO_REMOTE_ACCESS)		\
+	XX(IBV_WC_REM_OP_ERR,		RAPT_DTO_REMOTE_OPERATION)	\
+	XX(IBV_WC_RETRY_EXC_ERR,	RAPT_DTO_TRANSPORT)		\
+	XX(IBV_WC_RNR_RETRY_EXC_ERR,	RAPT_DTO_REMOTE_OPERATION)	\
+	XX(IBV_WC_LOC_RDD_VIOL_ERR,	RAPT_DTO_LOCAL_PROTECTION)	\
+	XX(IBV_WC_REM_INV_RD_REQ_ERR,	RAPT_DTO_REMOTE_ACCESS)		\
+	XX(IBV_WC_REM_ABORT_ERR,	RAPT_DTO_TRANSPORT)		\
+	XX(IBV_WC_INV_EECN_ERR,		RAPT_DTO_GENERAL)		\
+	XX(IBV_WC_INV_EEC_STATE_ERR,	RAPT_DTO_GENERAL)		\
+	XX(IBV_WC_FATAL_ERR,		RAPT_DTO_TRANSPORT)		\
+	XX(IBV_WC_RESP_TIMEOUT_ERR,	RAPT_DTO_TRANSPORT)		\
+	XX(IBV_WC_GENERAL_ERR,		RAPT_DTO_GENERAL)		\
+	XX(IBV_WC_TM_ERR,		RAPT_DTO_GENERAL)		\
+	XX(IBV_WC_TM_RNDV_INCOMPLETE,	RAPT_DTO_GENERAL)
+
+/**
+ * vb_wc_status - the rapt DTO status of a verbs completion status
+ * @status: enum ibv_wc_status (kept in the event's prov_status)
+ */
+uint32_t vb_wc_status(int status)
+{
+	switch (status) {
+#define VB__WC_CASE(wc, dto) case wc: return dto;
+	VB_WC_STATUS_MAP(VB__WC_CASE)
+#undef VB__WC_CASE
+	}
+	return RAPT_DTO_GENERAL;
+}
+
+const char *vb_wc_status_str(int status)
+{
+	return ibv_wc_status_str((enum ibv_wc_status)status);
+}
+
+/* ------------------------------------------------------------------ */
+/* Polling                                                             */
+/* ------------------------------------------------------------------ */
+
+/**
+ * vb_cq_poll - poll an EVD's CQ and dispatch every completion found
+ * @evd: an EVD with a CQ
+ *
+ * Under the EVD's poll lock, so completions reach the EVDs in CQ order.
+ *
+ * Return: completions found.
+ */
+int vb_cq_poll(struct vb_evd *evd)
+{
+	struct ibv_wc wc[VB_POLL_BATCH];
+	int i, n, total = 0;
+
+	pthread_mutex_lock(&evd->poll_lock);
+	do {
+		n = ibv_poll_cq(evd->cq, VB_POLL_BATCH, wc);
+		for (i = 0; i < n; i++)
+			vb_ep_complete(evd->ia, &wc[i]);
+		if (n > 0)
+			total += n;
+	} while (n == VB_POLL_BATCH);
+	pthread_mutex_unlock(&evd->poll_lock);
+	if (n < 0)
+		vb_err("%s: ibv_poll_cq: %d", evd->ia->dev, n);
+	return total;
+}
+
+/* Take every event the completion channel has (it is non-blocking). */
+static void channel_drain(struct vb_evd *evd)
+{
+	struct ibv_cq *cq;
+	void *ctx;
+	unsigned int n = 0;
+
+	while (!ibv_get_cq_event(evd->ch, &cq, &ctx))
+		n++;
+	if (n)
+		ibv_ack_cq_events(evd->cq, n);
+}
+
+/* ------------------------------------------------------------------ */
+/* EVD                                                                 */
+/* ------------------------------------------------------------------ */
+
+static int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/*
+ * The engine's side of a CQ: whatever the channel reports when no
+ * consumer waits on it (or after the consumer moved on).  It leaves the
+ * CQ armed, so the next completion reports itself again.
+ */
+static void evd_chan_handler(struct rapt_io *io, uint32_t events)
+{
+	struct vb_evd *evd = rapt_container_of(io, struct vb_evd, io);
+
+	channel_drain(evd);
+	vb_cq_poll(evd);
+	if (ibv_req_notify_cq(evd->cq, 0))
+		vb_err("%s: ibv_req_notify_cq failed", evd->ia->dev);
+	vb_cq_poll(evd);
+}
+
+static int evd_make_cq(struct vb_evd *evd, uint32_t qlen)
+{
+	struct vb_ia *ia = evd->ia;
+	uint32_t cqe = qlen > VB_CQ_MIN ? qlen : VB_CQ_MIN;
+	int err;
+
+	if ((int)cqe > ia->dattr.max_cqe)
+		cqe = (uint32_t)ia->dattr.max_cqe;
+	evd->ch = ibv_create_comp_channel(ia->ctx);
+	if (!evd->ch || set_nonblock(evd->ch->fd)) {
+		err = errno;
+		rapt_prov_set_error("%s: ibv_create_comp_channel: %s",
+				    vb_tp->name, strerror(err));
+		return rapt_errno_status(err);
+	}
+	evd->cq = ibv_create_cq(ia->ctx, (int)cqe, evd, evd->ch, 0);
+	if (!evd->cq) {
+		err = errno;
+		rapt_prov_set_error("%s: ibv_create_cq(%u): %s", vb_tp->name,
+				    cqe, strerror(err));
+		return rapt_errno_status(err);
+	}
+	evd->cqe = (uint32_t)evd->cq->cqe;
+	err = ibv_req_notify_cq(evd->cq, 0);
+	if (err) {
+		rapt_prov_set_error("%s: ibv_req_notify_cq: %s", vb_tp->name,
+				    strerror(err));
+		return rapt_errno_status(err);
+	}
+	evd->io.fd = fcntl(evd->ch->fd, F_DUPFD_CLOEXEC, 0);
+	evd->io.handler = evd_chan_handler;
+	if (evd->io.fd < 0) {
+		err = errno;
+		rapt_prov_set_error("%s: dup of a completion channel: %s",
+				    vb_tp->name, strerror(err));
+		return rapt_errno_status(err);
+	}
+	return rapt_engine_add(ia->eng, &evd->io, EPOLLIN);
+}
+
+/* An epoll set of the completion channel and the engine's set. */
+static int evd_make_epoll(struct vb_evd *evd)
+{
+	struct epoll_event e = { .events = EPOLLIN };
+
+	evd->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (evd->epfd < 0)
+		goto err;
+	if (epoll_ctl(evd->epfd, EPOLL_CTL_ADD, evd->ch->fd, &e))
+		goto err;
+	if (epoll_ctl(evd->epfd, EPOLL_CTL_ADD,
+		      rapt_engine_fd(evd->ia->eng), &e))
+		goto err;
+	return 0;
+err:
+	rapt_prov_set_error("%s: epoll set of an EVD: %s", vb_tp->name,
+			    strerror(errno));
+	return RAPT_ENOMEM;
+}
+
+static void evd_release(void *arg)
+{
+	struct vb_evd *evd = arg;
+
+	if (evd->epfd >= 0)
+		close(evd->epfd);
+	if (evd->cq) {
+		channel_drain(evd);
+		if (ibv_destroy_cq(evd->cq))
+			vb_err("%s: ibv_destroy_cq: %m", evd->ia->dev);
+	}
+	if (evd->ch && ibv_destroy_comp_channel(evd->ch))
+		vb_err("%s: ibv_destroy_comp_channel: %m", evd->ia->dev);
+	pthread_mutex_destroy(&evd->poll_lock);
+	free(evd);
+}
+
+static void evd_unregister(void *arg)
+{
+	struct vb_evd *evd = arg;
+
+	rapt_engine_close(evd->ia->eng, &evd->io, false);
+}
+
+/* The engine forgets the channel first; the rest goes once no batch of
+ * the engine thread can name it. */
+static void evd_destroy(struct vb_evd *evd)
+{
+	struct rapt_engine *eng = evd->ia->eng;
+
+	if (evd->io.fd >= 0)
+		rapt_engine_call(eng, evd_unregister, evd);
+	rapt_engine_retire(eng, &evd->retire, &evd->io, evd_release, evd);
+}
+
+static struct vb_evd *evd_alloc(struct vb_ia *ia, struct rapt_core_evd *cevd,
+				uint32_t streams)
+{
+	struct vb_evd *evd = calloc(1, sizeof(*evd));
+
+	if (!evd)
+		return NULL;
+	evd->ia = ia;
+	evd->cevd = cevd;
+	evd->streams = streams;
+	evd->epfd = -1;
+	evd->io.fd = -1;
+	pthread_mutex_init(&evd->poll_lock, NULL);
+	return evd;
+}
+
+int vb_evd_create(void *pia, struct rapt_core_evd *cevd, uint32_t qlen,
+		  uint32_t streams, void **pevd)
+{
+	struct vb_evd *evd = evd_alloc(pia, cevd, streams);
+	int ret = 0;
+
+	if (!evd)
+		return RAPT_ENOMEM;
+	if (streams & RAPT_EVD_DTO)
+		ret = evd_make_cq(evd, qlen);
+	if (!ret && (streams & RAPT_EVD_DTO) && (streams & VB_EVD_CM_STREAMS))
+		ret = evd_make_epoll(evd);
+	if (ret) {
+		evd_destroy(evd);
+		return ret;
+	}
+	*pevd = evd;
+	return 0;
+}
+
+int vb_evd_free(void *pevd)
+{
+	evd_destroy(pevd);
+	return 0;
+}
+
+/* The IA's EVD for EPs created without a receive or request EVD: their
+ * completions are polled (and dropped) by the engine and by teardown, so
+ * the CQ never overruns. */
+int vb_evd_null_create(struct vb_ia *ia)
+{
+	struct vb_evd *evd = evd_alloc(ia, NULL, RAPT_EVD_DTO);
+	int ret;
+
+	if (!evd)
+		return RAPT_ENOMEM;
+	ret = evd_make_cq(evd, VB_NULL_CQE);
+	if (ret) {
+		evd_destroy(evd);
+		return ret;
+	}
+	ia->null_evd = evd;
+	return 0;
+}
+
+void vb_evd_null_free(struct vb_ia *ia)
+{
+	if (ia->null_evd)
+		evd_destroy(ia->null_evd);
+	ia->null_evd = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Progress and wait objects                                           */
+/* ------------------------------------------------------------------ */
+
+int vb_evd_progress(void *pevd)
+{
+	struct vb_evd *evd = pevd;
+	struct vb_ia *ia = evd->ia;
+	bool armed;
+
+	armed = atomic_load_explicit(&evd->fd_armed, memory_order_relaxed) &&
+		atomic_exchange(&evd->fd_armed, false);
+	if (evd->cq) {
+		/* A polling consumer: the engine thread stands aside. */
+		rapt_engine_lease(ia->eng);
+		if (armed)
+			channel_drain(evd);
+		vb_cq_poll(evd);
+	}
+	/* CM events reach the EVD from the engine thread anyway; a consumer
+	 * that busy-polls for them runs a pass now and then itself, and one
+	 * woken through the EVD's fd handles what woke it. */
+	if ((evd->streams & VB_EVD_CM_STREAMS) &&
+	    (armed || !(atomic_fetch_add(&evd->tick, 1) & VB_DRIVE_MASK)))
+		rapt_engine_drive(ia->eng);
+	return 0;
+}
+
+int vb_evd_wait_fd(void *pevd, int *fd)
+{
+	struct vb_evd *evd = pevd;
+
+	if (evd->epfd >= 0)
+		*fd = evd->epfd;
+	else if (evd->ch)
+		*fd = evd->ch->fd;
+	else
+		*fd = rapt_engine_fd(evd->ia->eng);
+	return 0;
+}
+
+/*
+ * Arm, then look once more: a completion that came before the arm raises
+ * no event.  While the consumer sleeps the engine thread stands aside
+ * (its 1 ms look may still take the event; the push then wakes us).
+ */
+int vb_evd_trywait(void *pevd, uint32_t how)
+{
+	struct vb_evd *evd = pevd;
+	struct rapt_engine *eng = evd->ia->eng;
+	int err;
+
+	if (evd->cq) {
+		err = ibv_req_notify_cq(evd->cq, 0);
+		if (err) {
+			vb_err("%s: ibv_req_notify_cq: %s", evd->ia->dev,
+			       strerror(err));
+			return RAPT_EIO;
+		}
+		if (vb_cq_poll(evd))
+			return RAPT_EAGAIN;
+	}
+	if (how == RAPT_PROV_WAIT_BLOCK) {
+		rapt_engine_sleep_begin(eng);
+	} else {
+		rapt_engine_lease(eng);
+		atomic_store(&evd->fd_armed, true);
+	}
+	return 0;
+}
+
+int vb_evd_wait_done(void *pevd)
+{
+	struct vb_evd *evd = pevd;
+	struct rapt_engine *eng = evd->ia->eng;
+
+	rapt_engine_sleep_end(eng);
+	if (evd->cq) {
+		channel_drain(evd);
+		vb_cq_poll(evd);
+	}
+	if (evd->streams & VB_EVD_CM_STREAMS)
+		rapt_engine_drive(eng);
+	return 0;
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * verbs layer: the TCP state of an iWARP connection, through sock_diag.
+ *
+ * An iWARP device (siw) runs MPA over a kernel TCP socket that user space
+ * never sees, and Linux 6.1's siw tells nobody when the requester of a
+ * connection request it has handed up closes its socket: rdma_cm keeps
+ * the request, the CR stays in the backlog, and accepting it anyway can
+ * crash the kernel (siw then reports a close to iw_cm in a state iw_cm
+ * BUG()s on, when the requester asked for peer-to-peer RTR).  So the
+ * provider asks the kernel about the socket itself, the way ss(8) does:
+ * one NETLINK_SOCK_DIAG request for the connection's exact 4-tuple.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "verbs.h"
+
+#define DIAG_TIMEOUT_MS 200
+
+static void diag_addr(const struct sockaddr *sa, __be16 *port, __be32 *a)
+{
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const void *)sa;
+
+		*port = s6->sin6_port;
+		memcpy(a, &s6->sin6_addr, 16);
+	} else {
+		const struct sockaddr_in *s4 = (const void *)sa;
+
+		*port = s4->sin_port;
+		a[0] = s4->sin_addr.s_addr;
+	}
+}
+
+/* Read the answer: the socket's state, or -1 if there is none. */
+static int diag_answer(int fd)
+{
+	char buf[8192];
+	struct nlmsghdr *h;
+	struct inet_diag_msg *m;
+	ssize_t n;
+	int state = -1;
+
+	for (;;) {
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0)
+			return -2;
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
+		     h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_type == NLMSG_DONE)
+				return state;
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				/* ENOENT: no such socket */
+				struct nlmsgerr *e = NLMSG_DATA(h);
+
+				return e->error == -ENOENT ? -1 : -2;
+			}
+			if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY)
+				continue;
+			m = NLMSG_DATA(h);
+			state = m->idiag_state;
+			/* A request for one 4-tuple gets one answer. */
+			return state;
+		}
+	}
+}
+
+/**
+ * vb_tcp_state - the TCP state of the connection @local <-> @remote
+ * @local: this side's address and port
+ * @remote: the peer's
+ * @ifindex: the interface (sockets bound to one are found only with it)
+ *
+ * Return: the state (TCP_ESTABLISHED, TCP_CLOSE_WAIT...), -1 if this
+ * machine has no such connection, -2 if the kernel cannot say (no
+ * sock_diag: the caller then assumes the connection is there).
+ */
+int vb_tcp_state(const struct sockaddr *local, const struct sockaddr *remote,
+		 unsigned int ifindex)
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 r;
+	} req;
+	struct sockaddr_nl nl = { .nl_family = AF_NETLINK };
+	struct timeval tv = { 0, DIAG_TIMEOUT_MS * 1000 };
+	int fd, state;
+
+	if (local->sa_family != remote->sa_family ||
+	    (local->sa_family != AF_INET && local->sa_family != AF_INET6))
+		return -2;
+	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (fd < 0)
+		return -2;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	memset(&req, 0, sizeof(req));
+	req.nlh.nlmsg_len = sizeof(req);
+	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req.nlh.nlmsg_flags = NLM_F_REQUEST;
+	req.r.sdiag_family = (__u8)local->sa_family;
+	req.r.sdiag_protocol = IPPROTO_TCP;
+	req.r.idiag_states = ~0u;
+	diag_addr(local, &req.r.id.idiag_sport, req.r.id.idiag_src);
+	diag_addr(remote, &req.r.id.idiag_dport, req.r.id.idiag_dst);
+	req.r.id.idiag_if = ifindex;
+	req.r.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
+	req.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&nl,
+		   sizeof(nl)) < 0)
+		state = -2;
+	else
+		state = diag_answer(fd);
+	close(fd);
+	return state;
+}
+
+/**
+ * vb_tcp_diag_works - whether the kernel answers sock_diag for TCP
+ *
+ * inet_diag and tcp_diag are modules, loaded on first use where module
+ * loading works; without them every lookup says "no such socket", which
+ * must not be taken for a departed peer.  Asks about a listener of its
+ * own on the loopback address.
+ *
+ * Return: true if it does.
+ */
+bool vb_tcp_diag_works(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct sockaddr_in any = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	int fd, st = -2;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	if (!bind(fd, (struct sockaddr *)&sa, sizeof(sa)) && !listen(fd, 1) &&
+	    !getsockname(fd, (struct sockaddr *)&sa, &len))
+		st = vb_tcp_state((struct sockaddr *)&sa,
+				  (struct sockaddr *)&any, 0);
+	close(fd);
+	return st == TCP_LISTEN;
+}

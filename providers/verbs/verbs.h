@@ -1,0 +1,505 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The verbs layer: what every rapt provider on rdma-core (libibverbs and
+ * librdmacm) shares, written once.  A libtool convenience library; the
+ * iwarp provider links it, and so will the ib provider.  Each provider DSO
+ * gets its own hidden copy.
+ *
+ * A provider on this layer defines one symbol, vb_tp (struct
+ * vb_transport): its name, the ibverbs transport it serves, its raw
+ * private-data limits and the hooks where its connection setup differs
+ * (iWARP: the RTR rapt sends itself, providers/iwarp/iwarp_rtr.c).
+ *
+ * Modules:
+ *
+ *   vb_dev.c    devices (ibv_get_device_list), IA open/close/query, the
+ *               IA's address (found through rdma_bind_addr), async events
+ *   vb_mem.c    PZ = ibv_pd, LMR = ibv_mr
+ *   vb_cq.c     EVD = CQ + completion channel; completion dispatch and
+ *               status mapping; the wait-object ops
+ *   vb_qp.c     EP = QP from ep_create; the send and receive rings that
+ *               name every work request; posts; teardown with flushes
+ *   vb_cm.c     rdma_cm: connect (the QP by number), listen, requests,
+ *               accept/reject, disconnect, the IA's CM event channel
+ *
+ * Threads: each IA runs a progress engine (providers/util/engine.c) whose
+ * epoll set holds the rdma_cm event channel and the device's async-event
+ * fd: connection events reach the EVDs with no consumer calling in.  The
+ * data path has no provider thread: CQs are polled by the consumer's own
+ * calls (evd_progress, the wait ops), and a blocked consumer sleeps on the
+ * completion channel.  rdma_connect() runs on helper threads
+ * (vb_cm.c, "connector"), because kernel siw connects its TCP socket
+ * synchronously inside it.
+ *
+ * Locking, in order: an EVD's poll lock (vb_evd.poll_lock) before an EP's
+ * lock (vb_ep.lock); an EP's sq_lock and rq_lock are leaves taken only
+ * around a post or to mark the EP dead.  The engine's run lock comes
+ * before all of them: ops that touch rdma_cm ids run under
+ * rapt_engine_call(), never with one of our locks held.
+ */
+#ifndef RAPT_PROVIDERS_VERBS_VERBS_H
+#define RAPT_PROVIDERS_VERBS_VERBS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <rapt/provider.h>
+#include <rapt/provider_util.h>
+
+struct vb_ia;
+struct vb_evd;
+struct vb_ep;
+struct vb_psp;
+struct vb_req;
+
+#define rapt_container_of(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+#define vb_likely(x)	__builtin_expect(!!(x), 1)
+#define vb_unlikely(x)	__builtin_expect(!!(x), 0)
+
+/* ------------------------------------------------------------------ */
+/* The provider on top (defined once per provider DSO)                 */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct vb_transport - what a provider on the verbs layer declares
+ * @name: provider name ("iwarp"), also the log tag
+ * @kind: the transport in words ("iWARP"), for messages
+ * @ibv_transport: the enum ibv_transport_type of its devices
+ * @transport: enum rapt_transport of its IAs
+ * @rank: rapt_ia_open(NULL) preference
+ * @caps: RAPT_CAP_* bits the transport can offer (the device may trim)
+ * @pdata_connect: raw private-data bytes the core may fill on connect
+ *                 (what the wire carries minus what the hooks append)
+ * @pdata_accept: the same on accept
+ * @pdata_reject: the same on reject
+ * @ia_caps: the caps of an opened device (NULL: @caps)
+ * @qp_init: move a new QP to the state where receives may be posted
+ * @connect_pdata: append the provider's bytes to framed connect private
+ *                 data (@len bytes in @buf, room for 255); new length
+ * @request: look at a request's private data (sets req->peer_rtr)
+ * @accept_pdata: append to the accept private data; new length
+ * @active_up: the active side's connection is up (before ESTABLISHED is
+ *             reported): act on the reply's private data (send the RTR)
+ *             and say how many of its bytes are the consumer's framing
+ * @passive_up: may the accepting EP report ESTABLISHED now
+ * @device_note: a line rapt_info shows for a usable device, or ""
+ */
+struct vb_transport {
+	const char *name;
+	const char *kind;
+	int ibv_transport;
+	uint32_t transport;
+	uint32_t rank;
+	uint64_t caps;
+	uint16_t pdata_connect;
+	uint16_t pdata_accept;
+	uint16_t pdata_reject;
+	uint64_t (*ia_caps)(const struct vb_ia *ia);
+	int (*qp_init)(struct vb_ep *ep);
+	size_t (*connect_pdata)(struct vb_ep *ep, uint8_t *buf, size_t len);
+	void (*request)(struct vb_req *req);
+	size_t (*accept_pdata)(struct vb_ep *ep, const struct vb_req *req,
+			       uint8_t *buf, size_t len);
+	void (*active_up)(struct vb_ep *ep, const uint8_t *pdata,
+			  size_t *len);
+	bool (*passive_up)(struct vb_ep *ep);
+	void (*device_note)(const char *dev, char *buf, size_t len);
+};
+
+/* The provider's descriptor; every DSO on this layer defines it. */
+extern const struct vb_transport *const vb_tp;
+
+#define vb_log(level, ...) RAPT_PLOG((level), vb_tp->name, __VA_ARGS__)
+#define vb_err(...)  vb_log(RAPT_LOG_ERROR, __VA_ARGS__)
+#define vb_warn(...) vb_log(RAPT_LOG_WARN, __VA_ARGS__)
+#define vb_info(...) vb_log(RAPT_LOG_INFO, __VA_ARGS__)
+#define vb_dbg(...)  vb_log(RAPT_LOG_DEBUG, __VA_ARGS__)
+
+/* Largest private-data field rdma_cm carries (private_data_len is u8). */
+#define VB_PDATA_MAX 255
+
+/* Service ids are TCP ports (rdma_cm RDMA_PS_TCP). */
+#define VB_SERVICE_MIN 1
+#define VB_SERVICE_MAX 65535
+
+/* ------------------------------------------------------------------ */
+/* IA (vb_dev.c)                                                       */
+/* ------------------------------------------------------------------ */
+
+/* The EP table: a work request's wr_id names its EP by slot and
+ * generation, so a completion that outlives its EP is dropped. */
+#define VB_SLOT_CHUNK_BITS	10
+#define VB_SLOT_CHUNK		(1u << VB_SLOT_CHUNK_BITS)
+#define VB_SLOT_BITS		20
+#define VB_SLOT_CHUNKS		(1u << (VB_SLOT_BITS - VB_SLOT_CHUNK_BITS))
+
+struct vb_slot {
+	struct vb_ep *_Atomic ep;
+	_Atomic uint32_t gen;
+	uint32_t next_free;
+};
+
+/* Helper threads that run rdma_connect() (vb_cm.c). */
+struct vb_connector {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct vb_ep *head, *tail;	/* queued connects */
+	uint32_t threads;		/* alive */
+	uint32_t idle;			/* waiting for work */
+	bool stop;
+	pthread_cond_t gone;		/* threads reached 0 */
+};
+
+struct vb_ia {
+	struct rapt_core_ia *cia;
+	char dev[64];
+	uint8_t port;
+	struct ibv_context *ctx;
+	struct ibv_device_attr dattr;
+	struct ibv_port_attr pattr;
+	uint32_t max_inline;
+	struct sockaddr_storage addr;	/* the device's IP address */
+	unsigned int ifindex;		/* of its network interface */
+	bool tcp_diag;			/* vb_tcp_state() can be believed */
+	struct rdma_event_channel *cmch;
+	struct rapt_engine *eng;
+	struct rapt_io cm_io;
+	struct rapt_io async_io;
+	/* Completions of EPs without a receive or request EVD. */
+	struct vb_evd *null_evd;
+	pthread_mutex_t lock;		/* the EP table */
+	struct vb_slot *_Atomic chunks[VB_SLOT_CHUNKS];
+	uint32_t nslots;		/* slots handed out so far */
+	uint32_t free_slot;		/* free list head + 1 (0: empty) */
+	struct vb_connector conn;
+	/* Requests handed to the core and not decided (the engine's): */
+	struct rapt_list reqs;
+	struct rapt_timer req_timer;	/* looks for departed requesters */
+};
+
+/* Open a device the way vb_dev.c and the probes need. */
+int vb_ia_slot_get(struct vb_ia *ia, struct vb_ep *ep);
+void vb_ia_slot_put(struct vb_ia *ia, struct vb_ep *ep);
+
+static inline struct vb_ep *vb_slot_ep(struct vb_ia *ia, uint32_t idx,
+				       uint32_t gen)
+{
+	struct vb_slot *c = atomic_load_explicit(
+		&ia->chunks[(idx >> VB_SLOT_CHUNK_BITS) & (VB_SLOT_CHUNKS - 1)],
+		memory_order_acquire);
+	struct vb_slot *s;
+
+	if (!c)
+		return NULL;
+	s = &c[idx & (VB_SLOT_CHUNK - 1)];
+	if (atomic_load_explicit(&s->gen, memory_order_acquire) != gen)
+		return NULL;
+	return atomic_load_explicit(&s->ep, memory_order_acquire);
+}
+
+/* ops (vb_dev.c) */
+int vb_get_devices(void *prov, struct rapt_prov_device **devs,
+		   uint32_t *ndevs);
+int vb_ia_open(void *prov, const char *device, uint32_t port,
+	       struct rapt_core_ia *cia, void **pia);
+int vb_ia_close(void *pia);
+int vb_ia_query(void *pia, struct rapt_ia_attr *attr);
+/* Handle the device's pending async events (the engine's runner). */
+void vb_async_poll(struct vb_ia *ia);
+
+/* provider init: whether any device of the transport exists */
+int vb_init(void **prov);
+void vb_fini(void *prov);
+
+/* ------------------------------------------------------------------ */
+/* PZ, LMR (vb_mem.c)                                                  */
+/* ------------------------------------------------------------------ */
+
+struct vb_pz {
+	struct vb_ia *ia;
+	struct ibv_pd *pd;
+};
+
+int vb_pz_create(void *pia, void **ppz);
+int vb_pz_free(void *ppz);
+int vb_lmr_create(void *pia, void *ppz, void *addr, size_t length,
+		  uint32_t access, struct rapt_lmr_info *info, void **plmr);
+int vb_lmr_free(void *plmr);
+
+/* ------------------------------------------------------------------ */
+/* EVD (vb_cq.c)                                                       */
+/* ------------------------------------------------------------------ */
+
+struct vb_evd {
+	struct vb_ia *ia;
+	struct rapt_core_evd *cevd;	/* NULL for the IA's null EVD */
+	uint32_t streams;
+	struct ibv_comp_channel *ch;	/* with a CQ */
+	struct ibv_cq *cq;		/* for EVDs with the DTO stream */
+	uint32_t cqe;
+	pthread_mutex_t poll_lock;	/* poll + dispatch, in CQ order */
+	int epfd;			/* CQ channel + engine, or -1 */
+	_Atomic bool fd_armed;		/* trywait(RAPT_PROV_WAIT_FD) */
+	atomic_uint tick;
+	/* The engine watches the channel (a duplicate of its fd) when no
+	 * consumer does: completions reach the EVD with nobody calling in. */
+	struct rapt_io io;
+	struct rapt_retire retire;
+};
+
+#define VB_EVD_CM_STREAMS (RAPT_EVD_CONNECTION | RAPT_EVD_CR | \
+			   RAPT_EVD_ASYNC | RAPT_EVD_SOFTWARE)
+
+int vb_evd_create(void *pia, struct rapt_core_evd *cevd, uint32_t qlen,
+		  uint32_t streams, void **pevd);
+int vb_evd_free(void *pevd);
+int vb_evd_progress(void *pevd);
+int vb_evd_wait_fd(void *pevd, int *fd);
+int vb_evd_trywait(void *pevd, uint32_t how);
+int vb_evd_wait_done(void *pevd);
+
+/* The IA's null EVD (a CQ nobody waits on). */
+int vb_evd_null_create(struct vb_ia *ia);
+void vb_evd_null_free(struct vb_ia *ia);
+
+/* Poll @evd's CQ and dispatch what it had; the number of completions. */
+int vb_cq_poll(struct vb_evd *evd);
+
+/* enum ibv_wc_status -> enum rapt_dto_status */
+uint32_t vb_wc_status(int status);
+const char *vb_wc_status_str(int status);
+
+/* ------------------------------------------------------------------ */
+/* EP (vb_qp.c)                                                        */
+/* ------------------------------------------------------------------ */
+
+/* What an rdma_cm id's context names (the first member of each). */
+enum vb_cm_kind {
+	VB_CM_EP = 1,
+	VB_CM_PSP,
+	VB_CM_REQ,
+};
+
+/* wr_id: bits 0-19 EP slot, 20-30 slot generation, 31 receive, 32-63
+ * the work request's sequence number in its ring. */
+#define VB_WRID_SLOT(w)		((uint32_t)(w) & ((1u << VB_SLOT_BITS) - 1))
+#define VB_WRID_GEN(w)		(((uint32_t)(w) >> VB_SLOT_BITS) & 0x7ff)
+#define VB_WRID_RECV		(1ull << 31)
+#define VB_WRID_SEQ(w)		((uint32_t)((w) >> 32))
+#define VB_GEN_MASK		0x7ffu
+
+/* A send-ring entry: one ibv_send_wr. */
+struct vb_swr {
+	uint64_t cookie;
+	uint64_t length;	/* bytes; for the last part of a split read,
+				 * the whole read */
+	uint8_t op;		/* enum rapt_dto_op */
+	uint8_t flags;		/* VB_SWR_* */
+};
+
+#define VB_SWR_QUIET	(1u << 0)	/* RAPT_POST_SUPPRESS */
+#define VB_SWR_INTERNAL	(1u << 1)	/* the provider's own (RTR) */
+#define VB_SWR_PART	(1u << 2)	/* a split read, not its last part */
+
+enum vb_ep_state {
+	VB_EP_IDLE = 0,		/* not connected yet */
+	VB_EP_CONNECTING,	/* active: resolving, connecting */
+	VB_EP_ACCEPTING,	/* passive: accepted, not yet up */
+	VB_EP_UP,		/* ESTABLISHED reported */
+	VB_EP_CLOSING,		/* a graceful disconnect waits for its sends
+				 * or for the CM's DISCONNECTED */
+	VB_EP_DOWN,		/* the final event is out (or ep_free) */
+};
+
+/* What the EP's timer is doing. */
+enum vb_timer_kind {
+	VB_TMR_NONE = 0,
+	VB_TMR_CONNECT,		/* the connect timeout */
+	VB_TMR_RTR,		/* polling for the peer's RTR */
+	VB_TMR_DRAIN,		/* graceful: waiting for the sends */
+};
+
+/* A completion held back until ESTABLISHED is out (vb_qp.c). */
+struct vb_held {
+	struct rapt_core_evd *cevd;
+	struct rapt_event ev;
+};
+
+struct vb_ep {
+	enum vb_cm_kind kind;		/* VB_CM_EP; must stay first */
+	struct vb_ia *ia;
+	struct rapt_core_ep *cep;
+	struct rapt_ep *handle;
+	struct vb_evd *recv_evd;	/* the IA's null EVD if none */
+	struct vb_evd *req_evd;		/* the IA's null EVD if none */
+	struct vb_evd *conn_evd;
+	struct vb_pz *pz;
+	struct ibv_qp *qp;
+	/* A small registered buffer of the EP's own: [0] the word a peer's
+	 * RTR writes, [1] what our RTR writes. */
+	uint64_t *ctl;
+	struct ibv_mr *ctl_mr;
+	uint32_t slot, gen;
+	struct rapt_ep_attr attr;
+
+	/* Send ring: sq_head..sq_tail are posted and not completed. */
+	pthread_mutex_t sq_lock;
+	struct vb_swr *sq;
+	uint32_t sq_mask;
+	uint32_t sq_max;		/* entries the QP holds */
+	uint32_t sq_head, sq_tail;
+	uint32_t sq_skip;		/* swallow parts of a failed read up to
+					 * this sequence (sq_skipping) */
+	bool sq_skipping;
+	/* Receive ring: the cookies, in posting order. */
+	pthread_mutex_t rq_lock;
+	uint64_t *rq;
+	uint32_t rq_mask;
+	uint32_t rq_max;
+	uint32_t rq_head, rq_tail;
+	bool dead;			/* under both: no more posts to the QP */
+
+	/* Connection (under lock; the CM side runs on the engine). */
+	pthread_mutex_t lock;
+	enum vb_ep_state state;
+	_Atomic bool direct;		/* completions go straight to EVDs */
+	bool teardown;			/* flushing has begun */
+	bool freeing;			/* ep_free: no more events */
+	bool broken;			/* a fatal error: BROKEN, not
+					 * DISCONNECTED */
+	bool kernel_up;			/* rdma_cm said ESTABLISHED */
+	bool in_connector;		/* rdma_connect() is running */
+	pthread_cond_t conn_cv;		/* signalled when it returns */
+	bool disc_graceful;		/* a graceful disconnect was asked */
+	struct vb_held *held;
+	uint32_t nheld, held_cap;
+	struct rdma_cm_id *id;
+	struct rapt_timer timer;
+	enum vb_timer_kind timer_kind;
+	uint64_t timer_start_ns;
+	uint64_t timer_step_ns;
+	int64_t timeout_us;		/* connect timeout */
+	uint8_t pdata[VB_PDATA_MAX];	/* connect private data to send */
+	uint8_t pdata_len;
+	struct sockaddr_storage remote;
+	/* Negotiated on the way up. */
+	uint32_t ird, ord;
+	/* The transport's connection state (iWARP: the RTR). */
+	uint8_t peer_rtr;		/* enum set by the transport hooks */
+	struct vb_ep *conn_next;	/* the connector's queue */
+};
+
+int vb_ep_create(void *pia, void *ppz, struct rapt_core_ep *cep,
+		 struct rapt_ep *handle, const struct rapt_ep_attr *attr,
+		 void *recv_pevd, void *req_pevd, void *conn_pevd,
+		 void **pep);
+int vb_ep_free(void *pep);
+int vb_ep_modify(void *pep, const struct rapt_ep_attr *attr, uint32_t mask);
+int vb_post_recv(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
+		 uint64_t cookie);
+int vb_post_send(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
+		 uint64_t cookie, uint32_t flags, uint32_t inv_rkey);
+int vb_post_write(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
+		  uint64_t cookie, uint64_t raddr, uint32_t rkey,
+		  uint32_t flags);
+int vb_post_read(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
+		 uint64_t cookie, uint64_t raddr, uint32_t rkey,
+		 uint32_t flags);
+
+/* Dispatch one completion (an EVD's poll lock held). */
+void vb_ep_complete(struct vb_ia *ia, const struct ibv_wc *wc);
+
+/*
+ * Post the provider's own RDMA write of @len bytes of ep->ctl[1]
+ * (inline) to @raddr/@rkey, before any consumer work: the RTR.
+ */
+int vb_ep_post_internal_write(struct vb_ep *ep, uint64_t raddr,
+			      uint32_t rkey, uint32_t len);
+
+/* Report ESTABLISHED (ep->lock held) and release what it held back. */
+void vb_ep_report_up(struct vb_ep *ep, const void *pdata, size_t len);
+
+/*
+ * End the connection: no more posts, the QP to ERROR, every outstanding
+ * work request completed (FLUSHED), then the final event @ce (none if NULL
+ * or the EP is being freed).  Engine runner only.
+ */
+void vb_ep_shutdown(struct vb_ep *ep, const struct rapt_prov_conn_event *ce);
+
+/* Free what an EP holds once its rdma_cm id is gone. */
+void vb_ep_destroy(struct vb_ep *ep);
+
+/* Whether the send ring is empty (graceful disconnect). */
+bool vb_ep_sends_done(struct vb_ep *ep);
+
+/* ------------------------------------------------------------------ */
+/* rdma_cm (vb_cm.c)                                                   */
+/* ------------------------------------------------------------------ */
+
+struct vb_psp {
+	enum vb_cm_kind kind;		/* VB_CM_PSP; must stay first */
+	struct vb_ia *ia;
+	struct rapt_core_psp *cpsp;
+	struct rdma_cm_id *id;
+};
+
+struct vb_req {
+	enum vb_cm_kind kind;		/* VB_CM_REQ; must stay first */
+	struct vb_ia *ia;
+	struct vb_psp *psp;
+	struct rapt_core_cr *ccr;
+	struct rdma_cm_id *id;
+	bool foreign;			/* no rapt header */
+	uint8_t peer_rtr;		/* set by the transport's request hook */
+	uint8_t pdata[VB_PDATA_MAX];
+	uint8_t pdata_len;
+	uint32_t ird, ord;		/* the requester's offer */
+	struct rapt_list node;		/* ia->reqs */
+	struct sockaddr_storage local, remote;	/* its TCP 4-tuple */
+};
+
+/*
+ * The TCP state of @local <-> @remote (vb_sockdiag.c): TCP_ESTABLISHED,
+ * TCP_CLOSE_WAIT..., -1 when there is no such connection, -2 when the
+ * kernel cannot say.
+ */
+int vb_tcp_state(const struct sockaddr *local, const struct sockaddr *remote,
+		 unsigned int ifindex);
+bool vb_tcp_diag_works(void);
+
+int vb_cm_start(struct vb_ia *ia);
+void vb_cm_stop(struct vb_ia *ia);
+
+int vb_ep_connect(void *pep, const struct sockaddr *remote,
+		  uint64_t service_id, const void *pdata, size_t pdata_len,
+		  int64_t timeout_us);
+int vb_ep_disconnect(void *pep, uint32_t flags, const void *pdata,
+		     size_t pdata_len);
+int vb_psp_create(void *pia, struct rapt_core_psp *cpsp,
+		  uint64_t service_id, const struct rapt_psp_attr *attr,
+		  void *cr_pevd, uint64_t *bound_id, void **ppsp);
+int vb_psp_free(void *ppsp);
+int vb_cr_accept(void *ppsp, struct rapt_core_cr *ccr, void *pep,
+		 const void *pdata, size_t pdata_len);
+int vb_cr_reject(void *ppsp, struct rapt_core_cr *ccr, const void *pdata,
+		 size_t pdata_len);
+
+/* ep_free's part in vb_cm.c: wait for the connector, destroy the id
+ * (outside the engine: a connecting iWARP id waits for its reply). */
+void vb_cm_ep_release(struct vb_ep *ep);
+
+/* Arm (kind != VB_TMR_NONE) or cancel the EP's timer. */
+void vb_ep_timer(struct vb_ep *ep, enum vb_timer_kind kind,
+		 uint64_t delay_ns);
+void vb_ep_timer_fire(struct rapt_timer *t);
+
+#endif /* RAPT_PROVIDERS_VERBS_VERBS_H */
