@@ -250,6 +250,9 @@ struct vb_evd {
 	int epfd;			/* CQ channel + engine, or -1 */
 	_Atomic bool fd_armed;		/* trywait(RAPT_PROV_WAIT_FD) */
 	atomic_uint tick;
+	atomic_uint lease_tick;		/* consumer polls, counted */
+	uint32_t engine_tick;		/* lease_tick when the engine looked */
+	struct rapt_timer cq_timer;	/* is the polling consumer gone? */
 	/* The engine watches the channel (a duplicate of its fd) when no
 	 * consumer does: completions reach the EVD with nobody calling in. */
 	struct rapt_io io;
@@ -304,11 +307,14 @@ struct vb_swr {
 				 * the whole read */
 	uint8_t op;		/* enum rapt_dto_op */
 	uint8_t flags;		/* VB_SWR_* */
+	uint8_t wc_status;	/* enum ibv_wc_status, once VB_SWR_DONE */
 };
 
 #define VB_SWR_QUIET	(1u << 0)	/* RAPT_POST_SUPPRESS */
 #define VB_SWR_INTERNAL	(1u << 1)	/* the provider's own (RTR) */
 #define VB_SWR_PART	(1u << 2)	/* a split read, not its last part */
+#define VB_SWR_DONE	(1u << 3)	/* completed, waiting for an older
+					 * entry to complete (post order) */
 
 enum vb_ep_state {
 	VB_EP_IDLE = 0,		/* not connected yet */
