@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "tcp_cm.h"
@@ -209,14 +210,19 @@ static void cr_timeout(struct rapt_timer *t)
 /* ------------------------------------------------------------------ */
 
 /*
- * Over the handshake limit: refuse before reading anything.  The BUSY
+ * Over the handshake limit: refuse without parsing anything.  The BUSY
  * reject goes out first so a rapt initiator reports NON_PEER_REJECTED /
- * BUSY; the close then resets if the request had already arrived, which
- * Linux delivers after the reply.
+ * BUSY.  What of the request has arrived is read (one non-blocking recv,
+ * unparsed) so that the close sends a FIN, not a reset: kernel siw as
+ * initiator handles a reset that follows the reply at once before the
+ * reply itself, and its peer then sees a connection reset, not BUSY.
  */
 static void psp_refuse(int fd)
 {
+	uint8_t sink[CM_FRAME_MAX];
+
 	cr_send_marker(fd, NULL, TCP_MPA_REV2, true, RAPT_PDATA_BUSY);
+	(void)!recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
 	close(fd);
 }
 
