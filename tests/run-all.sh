@@ -73,6 +73,7 @@ vm_suite() {
 	local rc=${PIPESTATUS[0]}
 	n=$(grep -c '^PASS: ' "$out" || true); tpass=$((tpass + n))
 	n=$(grep -c '^FAIL: ' "$out" || true); tfail=$((tfail + n))
+	n=$(grep -c '^SKIP: ' "$out" || true); tskip=$((tskip + n))
 	grep '^RAPTVM PERF' "$out" | sed 's/^RAPTVM PERF/perf:/' > "$top/build-ci/vm-perf.txt" || true
 	rm -f "$out"
 	return "$rc"
