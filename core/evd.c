@@ -105,6 +105,8 @@ struct rapt_core_evd {
 	bool ovf_self;			/* a self-report went in at ovf_seq */
 	bool ovf_rep;			/* a loss was reported at ovf_head */
 	bool armed;			/* write efd on the next push */
+	bool efd_set;			/* efd was written, not yet drained */
+	const void *armer;		/* the thread that armed (tls_me) */
 	uint64_t overflows;		/* events lost since creation */
 	/* Changed with lock and rlock held, read with either. */
 	struct evd_waiter *wfirst;	/* FIFO of ungranted waiters */
@@ -384,11 +386,22 @@ static void evd_grant(struct rapt_core_evd *evd)
 	}
 }
 
+/*
+ * The EVD whose evd_progress this thread runs inside rapt_evd_dequeue():
+ * a push onto it from this thread needs no eventfd write, since the
+ * thread takes the event itself right after (evd_dequeue_notify()).
+ */
+static __thread struct rapt_core_evd *tls_quiet;
+static __thread bool tls_notify_due;
+/* This thread's token (its address), for evd->armer. */
+static __thread char tls_me;
+
 static void evd_notify_fd(struct rapt_core_evd *evd)
 {
 	uint64_t one = 1;
 
 	evd->armed = false;
+	evd->efd_set = true;
 	/* Cannot fail short of a counter overflow, which 1 per arm rules
 	 * out; a failure would only cost the consumer a wakeup it can
 	 * recover by dequeueing, so it is logged, not returned. */
@@ -402,8 +415,12 @@ static void evd_signal(struct rapt_core_evd *evd)
 {
 	if (evd->wfirst)
 		evd_grant(evd);
-	if (evd->armed)
-		evd_notify_fd(evd);
+	if (evd->armed) {
+		if (tls_quiet == evd)
+			tls_notify_due = true;
+		else
+			evd_notify_fd(evd);
+	}
 	evd_update_room(evd);
 }
 
@@ -923,11 +940,54 @@ static inline int evd_dequeue_rlocked(struct rapt_core_evd *evd,
 	return evd_runlock_ret(evd, 0);
 }
 
-/* A dequeue that calls the provider's progress op or waits for rlock. */
+/*
+ * The provider's progress pushed onto this EVD, armed, from the thread
+ * that is dequeueing from it (evd_signal() left the eventfd alone): take
+ * the event, and write the eventfd only if more are left for whoever
+ * polls it.
+ */
+static int __attribute__((noinline))
+evd_dequeue_notify(struct rapt_core_evd *evd, struct rapt_event *event)
+{
+	int ret = RAPT_EAGAIN;
+
+	tls_notify_due = false;
+	evd_lock_all(evd);
+	if (evd->head != evd->tail) {
+		ring_take(evd, event);
+		ret = 0;
+	}
+	/* If this thread armed the EVD it is not polling now, and it
+	 * re-arms before it does (the loop of docs/evd-semantics.md): the
+	 * event it takes here counts as the wakeup, so its next pushes (a
+	 * post's completion) write nothing either.  Anyone else who armed
+	 * is told of what is left. */
+	if (evd->armed && evd_count(evd))
+		evd_notify_fd(evd);
+	else if (evd->armed && evd->armer == &tls_me && !ret)
+		evd->armed = false;
+	evd_update_room(evd);
+	evd_unlock_all(evd);
+	return ret;
+}
+
+/*
+ * A dequeue that waits for rlock, or may call the provider's progress op:
+ * only when nothing is queued, so that an event already here costs no
+ * provider call (a syscall, for the tcp provider).
+ */
 static int __attribute__((noinline))
 evd_dequeue_call(struct rapt_core_evd *evd, struct rapt_event *event)
 {
-	evd_progress(evd);
+	evd_rlock(evd);
+	if (evd->head != evd->tail || !evd->progress)
+		return evd_dequeue_rlocked(evd, event);
+	evd_runlock(evd);
+	tls_quiet = evd;
+	evd->progress(evd->obj.prov);
+	tls_quiet = NULL;
+	if (rapt_unlikely(tls_notify_due))
+		return evd_dequeue_notify(evd, event);
 	evd_rlock(evd);
 	return evd_dequeue_rlocked(evd, event);
 }
@@ -1404,7 +1464,10 @@ static void evd_drain_fd(struct rapt_core_evd *evd)
 {
 	uint64_t v;
 
-	/* EAGAIN (nothing pending) is the usual outcome. */
+	/* Only this EVD writes it, and says so: no syscall otherwise. */
+	if (!evd->efd_set)
+		return;
+	evd->efd_set = false;
 	if (read(evd->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		rapt_err("EVD %p: eventfd read failed: %m",
 			 (void *)evd->handle);
@@ -1452,6 +1515,7 @@ RAPT_API int rapt_evd_arm(struct rapt_evd *handle)
 		ret = RAPT_EAGAIN;
 	} else {
 		evd->armed = true;
+		evd->armer = &tls_me;
 	}
 	evd_update_room(evd);
 	evd_runlock(evd);

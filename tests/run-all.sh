@@ -1,11 +1,14 @@
 #!/bin/bash
 # Run every rapt test on a fresh Debian 12 machine: installs what is
-# missing, then builds and tests four ways:
+# missing, then builds and tests in these stages:
 #   1. release build, -Werror: make check
 #   2. ASan + UBSan build: make check
 #   3. TSan build: make check (the threaded tests matter here)
 #   4. make distcheck (the tarball builds and passes on its own)
-#   5. the VM suite (tests/vm/run-vm.sh; root): the tcp provider against
+#   5. the Debian packages: build, lintian, install, use the installed
+#      files (rapt_info, the demo, man pages, an out-of-tree provider),
+#      purge (tests/packaging.sh; root)
+#   6. the VM suite (tests/vm/run-vm.sh; root): the tcp provider against
 #      the Linux kernel's soft-iWARP driver (siw), rapt-conformance on the
 #      iwarp provider over siw, rdma-core's programs against rapt, and
 #      rapt_perf against perftest, in a qemu VM
@@ -60,23 +63,34 @@ run "check (ASan+UBSan)" check_in build-ci-asan --enable-werror --enable-debug \
 run "check (TSan)" check_in build-ci-tsan --enable-werror --enable-tsan
 run "distcheck" make -C "$(tests/ci/build.sh build-ci --enable-werror)" distcheck \
 	DISTCHECK_CONFIGURE_FLAGS=--enable-werror
-# rapt's VM suite (tests/vm/run-vm.sh): the tcp provider against kernel
-# siw, rapt-conformance on the iwarp provider over siw (one host, two
-# hosts, against tcp both ways), rdma-core's own programs against rapt,
-# and rapt_perf against perftest.  Its PASS/FAIL lines count with the
-# automake tests; its PERF lines are the performance table.
-vm_suite() {
-	local b out n
-	b=$(tests/ci/build.sh build-ci --enable-werror) || return 1
+# Run a script that prints PASS:/FAIL:/SKIP: lines; they count with the
+# automake tests.
+counted() {
+	local out n rc
 	out=$(mktemp)
-	tests/vm/run-vm.sh "$b" 2>&1 | tee "$out"
-	local rc=${PIPESTATUS[0]}
+	"$@" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
 	n=$(grep -c '^PASS: ' "$out" || true); tpass=$((tpass + n))
 	n=$(grep -c '^FAIL: ' "$out" || true); tfail=$((tfail + n))
 	n=$(grep -c '^SKIP: ' "$out" || true); tskip=$((tskip + n))
-	grep '^RAPTVM PERF' "$out" | sed 's/^RAPTVM PERF/perf:/' > "$top/build-ci/vm-perf.txt" || true
+	grep '^RAPTVM PERF' "$out" | sed 's/^RAPTVM PERF/perf:/' \
+		>> "$top/build-ci/vm-perf.txt" || true
 	rm -f "$out"
 	return "$rc"
+}
+# Build the Debian packages, install them, run against the installed
+# files, purge (root; about a minute).
+run "Debian packages" counted tests/packaging.sh
+# rapt's VM suite (tests/vm/run-vm.sh): the tcp provider against kernel
+# siw, rapt-conformance on the iwarp provider over siw (one host, two
+# hosts, against tcp both ways), rdma-core's own programs against rapt,
+# and rapt_perf against perftest.  Its PERF lines (the performance
+# table, docs/performance.md) go to build-ci/vm-perf.txt.
+vm_suite() {
+	local b
+	b=$(tests/ci/build.sh build-ci --enable-werror) || return 1
+	: > "$b/vm-perf.txt"
+	counted tests/vm/run-vm.sh "$b"
 }
 run "VM suite: siw interop, iwarp conformance, foreign peers, perf (qemu)" vm_suite
 

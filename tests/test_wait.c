@@ -385,6 +385,44 @@ static void test_fd_path(void)
 	CHECK_RC(rapt_evd_free(evd), 0);
 }
 
+/* A dequeue takes what is queued without a provider call; one that runs
+ * the provider and returns the event it pushed leaves the armed fd alone,
+ * unless more events are left for whoever polls it. */
+static void test_dequeue_own_push(void)
+{
+	struct rapt_evd *evd = new_evd(64, RAPT_EVD_DTO | RAPT_EVD_SOFTWARE);
+	struct pollfd p = { .events = POLLIN };
+	struct rapt_event ev;
+	uint64_t calls;
+
+	CHECK_RC(rapt_evd_get_fd(evd, &p.fd), 0);
+	CHECK_RC(rapt_evd_post_software(evd, NULL), 0);
+	calls = st_of(evd).progress_calls;
+	CHECK_RC(rapt_evd_dequeue(evd, &ev), 0);
+	CU_ASSERT_EQUAL(ev.type, RAPT_EV_SOFTWARE);
+	CU_ASSERT_EQUAL(st_of(evd).progress_calls, calls);
+
+	/* One event pushed inside the dequeue, and returned by it. */
+	CHECK_RC(rapt_evd_arm(evd), 0);
+	CHECK_RC(inject(evd, 1), 0);
+	CHECK_RC(rapt_evd_dequeue(evd, &ev), 0);
+	CU_ASSERT_EQUAL(ev.u.dto.cookie, 0);
+	CU_ASSERT_EQUAL(poll(&p, 1, 0), 0);
+	CHECK_RC(rapt_evd_dequeue(evd, &ev), RAPT_EAGAIN);
+
+	/* Two: the one left over makes the fd readable. */
+	CHECK_RC(rapt_evd_arm(evd), 0);
+	CHECK_RC(inject(evd, 2), 0);
+	CHECK_RC(rapt_evd_dequeue(evd, &ev), 0);
+	CU_ASSERT_EQUAL(ev.u.dto.cookie, 1);
+	CU_ASSERT_EQUAL(poll(&p, 1, 0), 1);
+	CHECK_RC(rapt_evd_dequeue(evd, &ev), 0);
+	CU_ASSERT_EQUAL(ev.u.dto.cookie, 2);
+	CHECK_RC(rapt_evd_arm(evd), 0);
+	CU_ASSERT_EQUAL(poll(&p, 1, 0), 0);
+	CHECK_RC(rapt_evd_free(evd), 0);
+}
+
 /* A provider that cannot arm: the waiter still sees its events (through
  * evd_progress) and naps between looks instead of spinning. */
 static void test_trywait_fails(void)
@@ -461,6 +499,8 @@ static const struct test_case cases[] = {
 	{ "four waiters, 20,000 events: each delivered once",
 	  test_many_waiters },
 	{ "the EVD fd wakes on the provider's wait object", test_fd_path },
+	{ "dequeue: queued events first; its own push leaves the fd alone",
+	  test_dequeue_own_push },
 	{ "a provider that cannot arm is looked at, not spun on",
 	  test_trywait_fails },
 	{ NULL, NULL },

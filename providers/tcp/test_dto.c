@@ -981,7 +981,10 @@ static int park_run(int mode)
 	}
 	fprintf(stderr, "parking mode %d: worst spin->block delivery delay %.2f ms\n",
 		mode, worst);
-	T(worst < 50);
+	/* A liveness bound, not a speed target: a parked EP that the sleep
+	 * does not watch would stall (until a park re-check, or for good);
+	 * a second is far above any scheduling delay of a busy machine. */
+	T(worst < 1000);
 	return conn_close(&c);
 }
 

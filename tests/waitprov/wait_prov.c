@@ -51,6 +51,7 @@ struct wp_evd {
 	_Atomic int sleeping;
 	_Atomic uint64_t rings;
 	_Atomic int fail_trywait;	/* a RAPT_E* code to fail with */
+	_Atomic uint64_t progress_calls;
 	pthread_t last_pusher;		/* under lock */
 	struct wp_evd *next;		/* on the list, under lock */
 };
@@ -155,6 +156,7 @@ static int wp_evd_progress(void *pevd)
 	struct wp_evd *e = pevd;
 	uint64_t n, v;
 
+	atomic_fetch_add(&e->progress_calls, 1);
 	if (read(e->doorbell, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return RAPT_EIO;
 	n = atomic_exchange(&e->pending, 0);
@@ -302,6 +304,7 @@ RAPT_PROVIDER_EXPORT int wait_prov_stats(struct rapt_evd *handle,
 		st->wait_done = atomic_load(&e->wait_done);
 		st->sleeping = atomic_load(&e->sleeping);
 		st->rings = atomic_load(&e->rings);
+		st->progress_calls = atomic_load(&e->progress_calls);
 		st->last_pusher = e->last_pusher;
 	}
 	pthread_mutex_unlock(&lock);

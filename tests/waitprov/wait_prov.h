@@ -19,6 +19,7 @@ struct wait_prov_stats {
 	uint64_t wait_done;		/* evd_wait_done */
 	int sleeping;			/* BLOCK trywaits not yet done */
 	uint64_t rings;			/* doorbell writes */
+	uint64_t progress_calls;	/* evd_progress (and wait_done) */
 	pthread_t last_pusher;		/* thread of the last push */
 };
 
