@@ -498,12 +498,20 @@ again:
 		ep->sq[(seq + i) & ep->sq_mask] = e[i];
 		wr[i].wr_id = wrid(ep, seq + i, false);
 	}
+	/* The tail moves first: another thread may poll the completion
+	 * before ibv_post_send() has returned. */
+	store32(&ep->sq_tail, seq + n);
 	err = ibv_post_send(ep->qp, wr, &bad);
-	if (!err)
-		store32(&ep->sq_tail, seq + n);
+	if (err) {
+		/* What was taken stays (its completions will come). */
+		for (i = 0; i < n && &wr[i] != bad; i++)
+			;
+		store32(&ep->sq_tail, seq + i);
+		if (i)
+			vb_err("QP %u: ibv_post_send took part of a chain",
+			       ep->qp->qp_num);
+	}
 	pthread_mutex_unlock(&ep->sq_lock);
-	if (err && bad != wr)
-		vb_err("QP %u: ibv_post_send took part of a chain", ep->qp->qp_num);
 	return err ? post_failed(ep, "ibv_post_send", err) : 0;
 }
 
