@@ -384,6 +384,7 @@ struct vb_ep {
 					 * DISCONNECTED */
 	bool kernel_up;			/* rdma_cm said ESTABLISHED */
 	bool in_connector;		/* rdma_connect() is running */
+	uint8_t connect_tries;		/* ids whose local port was taken */
 	pthread_cond_t conn_cv;		/* signalled when it returns */
 	bool disc_graceful;		/* a graceful disconnect was asked */
 	struct vb_held *held;
