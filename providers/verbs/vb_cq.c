@@ -36,8 +36,9 @@
  * the clock on every poll costs more than the poll where the clock is an
  * emulated device (hpet in a VM: it doubled siw's latency in tests/vm). */
 #define VB_LEASE_MASK	31u
-/* How often the engine looks whether a polling consumer has stopped. */
-#define VB_CQ_RECHECK_NS	2000000ull
+/* How often the engine looks whether a polling consumer has stopped
+ * (each look is a wakeup of the engine thread while the consumer runs). */
+#define VB_CQ_RECHECK_NS	10000000ull
 
 /* ------------------------------------------------------------------ */
 /* Completion status                                                   */

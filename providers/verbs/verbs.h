@@ -124,6 +124,9 @@ extern const struct vb_transport *const vb_tp;
 #define vb_info(...) vb_log(RAPT_LOG_INFO, __VA_ARGS__)
 #define vb_dbg(...)  vb_log(RAPT_LOG_DEBUG, __VA_ARGS__)
 
+/* How rarely the engine thread looks while consumers poll (ms). */
+#define VB_ENGINE_ASIDE_MAX_MS 16
+
 /* Largest private-data field rdma_cm carries (private_data_len is u8). */
 #define VB_PDATA_MAX 255
 
