@@ -574,8 +574,13 @@ out:
 	return;
 }
 
-/* A fenced send after a read: the read completes first. */
-static void fence(struct conf_ctx *c)
+/*
+ * A send right behind a read: the read completes first, fenced or not.
+ * Unfenced, the send may execute before the read's data is back (siw
+ * sends it at once), but completions of an EP's request queue come in
+ * post order.
+ */
+static void read_then_send(struct conf_ctx *c, bool fenced)
 {
 	struct conf_target t;
 	struct rapt_event ev;
@@ -588,9 +593,10 @@ static void fence(struct conf_ctx *c)
 	SKIP_UNLESS_CAP(RAPT_CAP_RDMA_READ,
 			rapt_ep_post_read(t.s.ep, &sge, 1, 1, t.raddr, t.rkey,
 					  0));
-	SKIP_UNLESS_CAP(RAPT_CAP_FENCE,
-			rapt_ep_post_read(t.s.ep, &sge, 1, 1, t.raddr, t.rkey,
-					  RAPT_POST_FENCE));
+	if (fenced)
+		SKIP_UNLESS_CAP(RAPT_CAP_FENCE,
+				rapt_ep_post_read(t.s.ep, &sge, 1, 1, t.raddr,
+						  t.rkey, RAPT_POST_FENCE));
 	REQUIRE_OK(rapt_ep_post_read(t.s.ep, &sge, 1, 1, t.raddr, t.rkey, 0));
 	/* The command send carries the fence; its reply proves arrival. */
 	{
@@ -607,7 +613,7 @@ static void fence(struct conf_ctx *c)
 		REQUIRE_OK(rapt_ep_post_recv(t.s.ep, &rs, 1, 0xcafe));
 		put32(m, CONF_TGT_CHECK);
 		REQUIRE_OK(rapt_ep_post_send(t.s.ep, &cs, 1, 2,
-					     RAPT_POST_FENCE));
+					     fenced ? RAPT_POST_FENCE : 0));
 	}
 	REQUIRE_DTO(t.s.req_evd, RAPT_OP_RDMA_READ, RAPT_DTO_SUCCESS, 1, &ev);
 	REQUIRE_DTO(t.s.req_evd, RAPT_OP_SEND, RAPT_DTO_SUCCESS, 2, &ev);
@@ -617,6 +623,16 @@ static void fence(struct conf_ctx *c)
 	TRY(conf_barrier(c, "target-done"));
 out:
 	return;
+}
+
+static void fence(struct conf_ctx *c)
+{
+	read_then_send(c, true);
+}
+
+static void unfenced(struct conf_ctx *c)
+{
+	read_then_send(c, false);
 }
 
 /* A send with invalidate names the target's rkey; the target's receive
@@ -659,6 +675,8 @@ static const struct conf_test rdma_tests[] = {
 	  read_depth, conf_target_passive },
 	{ "fence", "a fenced send after an RDMA read completes after it",
 	  fence, conf_target_passive },
+	{ "read_then_send", "a send posted right behind an RDMA read completes after it (post order)",
+	  unfenced, conf_target_passive },
 	{ "send_invalidate", "a send with invalidate reaches the target flagged RAPT_DTO_INVALIDATED with its rkey",
 	  send_inv, conf_target_passive },
 };

@@ -646,6 +646,10 @@ static void ev_describe(const struct rapt_event *ev, char *buf, size_t len)
 		snprintf(buf, len, "NON_PEER_REJECTED reason %s (prov_status %d)",
 			 conf_reason_name(ev->u.conn.reason),
 			 ev->u.conn.prov_status);
+	else if ((ev->type & 0xff00) == 0x0200)	/* connection events */
+		snprintf(buf, len, "%s (%#x, prov_status %d)",
+			 rapt_event_name(ev->type), ev->type,
+			 ev->u.conn.prov_status);
 	else
 		snprintf(buf, len, "%s (%#x)", rapt_event_name(ev->type),
 			 ev->type);

@@ -20,7 +20,7 @@
 # at the end unless KEEP=1.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-pkgs=(librapt1 librapt-dev rapt-provider-tcp rapt-utils)
+pkgs=(librapt1 librapt-dev rapt-provider-tcp rapt-provider-verbs rapt-utils)
 pass=0 fail=0 skip=0
 
 ok()   { echo "PASS: $*"; pass=$((pass + 1)); }
@@ -143,6 +143,17 @@ else
 	show "$work/rapt_info.log"
 fi
 cat "$work/rapt_info.log"
+
+# The iwarp provider is installed, and usable or says why not (on a
+# machine without RDMA: no iWARP device).
+if grep -q "^provider iwarp.*usable" "$work/rapt_info.log" &&
+   grep -q "$provdir/librapt-iwarp-pv[0-9]*\.so" "$work/rapt_info.log"; then
+	ok "rapt_info finds the installed iwarp provider: $(grep -A1 \
+		'^provider iwarp' "$work/rapt_info.log" | tr -s ' \n' ' ' |
+		cut -c1-160)"
+else
+	bad "rapt_info does not find the installed iwarp provider"
+fi
 
 # Nothing installed may look into a build tree.
 if ! readelf -d /usr/bin/rapt_info "$provdir"/librapt-*-pv*.so \

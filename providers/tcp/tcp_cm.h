@@ -41,6 +41,7 @@
 #define CM_RTR_WAIT_MS		10000	/* reply sent, RTR due */
 
 #define CM_FIN_WAIT_MS		2000	/* our FIN sent, theirs due */
+#define CM_REFUSE_WAIT_MS	200	/* refused: its request due */
 
 #define CM_NS_PER_MS		1000000ull
 
@@ -77,6 +78,8 @@ struct tcp_cm {
 enum cr_state {
 	CR_HANDSHAKE = 0,	/* counted in the PSP's in_handshake */
 	CR_UNDECIDED,		/* a CR the consumer has not decided yet */
+	CR_REFUSED,		/* over the handshake limit, not counted: BUSY
+				 * once its request is in (CM_REFUSE_WAIT_MS) */
 };
 
 /*

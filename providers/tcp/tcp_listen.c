@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "tcp_cm.h"
@@ -164,6 +165,8 @@ static void cr_arrived(struct tcp_cr *cr, const struct tcp_mpa_frame *f)
 		rapt_timer_arm(cr->psp->ia->eng, &cr->timer, CM_CR_WATCH_NS);
 }
 
+static void cr_refused_end(struct tcp_cr *cr);
+
 static void cr_io(struct rapt_io *io, uint32_t events)
 {
 	struct tcp_cr *cr = (struct tcp_cr *)io;
@@ -174,6 +177,10 @@ static void cr_io(struct rapt_io *io, uint32_t events)
 	if (cr->state == CR_UNDECIDED) {
 		if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
 			cr_cancel(cr);
+		return;
+	}
+	if (cr->state == CR_REFUSED) {
+		cr_refused_end(cr);
 		return;
 	}
 	n = tcp_cm_read_frame(cr->io.fd, cr->cap, &cr->part, buf,
@@ -200,6 +207,10 @@ static void cr_timeout(struct rapt_timer *t)
 				 "requester leaving is seen at the decision");
 		return;
 	}
+	if (cr->state == CR_REFUSED) {
+		cr_refused_end(cr);
+		return;
+	}
 	tcp_dbg("a request stayed in the MPA handshake too long");
 	cr_drop(cr, RAPT_HS_TIMEOUT);
 }
@@ -209,15 +220,52 @@ static void cr_timeout(struct rapt_timer *t)
 /* ------------------------------------------------------------------ */
 
 /*
- * Over the handshake limit: refuse before reading anything.  The BUSY
- * reject goes out first so a rapt initiator reports NON_PEER_REJECTED /
- * BUSY; the close then resets if the request had already arrived, which
- * Linux delivers after the reply.
+ * Over the handshake limit: refuse without parsing anything, and without
+ * counting.  The BUSY reject goes out once the request is in (it usually
+ * is, as the initiator sends it with the connection): kernel siw as
+ * initiator ignores a reply that comes before it has sent its request,
+ * and then sees a reset connection instead of BUSY.  What arrived is read
+ * (unparsed) so that the close sends a FIN, not a reset that could
+ * overtake the reply.
  */
-static void psp_refuse(int fd)
+static void refuse_now(int fd)
 {
+	uint8_t sink[CM_FRAME_MAX];
+
 	cr_send_marker(fd, NULL, TCP_MPA_REV2, true, RAPT_PDATA_BUSY);
-	close(fd);
+	(void)!recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+}
+
+/* A refused request's data (or its end) came, or its wait is over. */
+static void cr_refused_end(struct tcp_cr *cr)
+{
+	refuse_now(cr->io.fd);
+	tcp_cr_close_free(cr);
+}
+
+static void psp_refuse(struct tcp_psp *psp, int fd)
+{
+	struct tcp_cr *cr;
+	uint8_t c;
+
+	if (recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 1 ||
+	    !(cr = calloc(1, sizeof(*cr)))) {
+		refuse_now(fd);
+		close(fd);
+		return;
+	}
+	cr->state = CR_REFUSED;
+	cr->io.fd = fd;
+	cr->io.handler = cr_io;
+	cr->psp = psp;
+	rapt_timer_init(&cr->timer, cr_timeout);
+	rapt_list_add(&psp->reqs, &cr->node);
+	if (rapt_engine_add(psp->ia->eng, &cr->io, EPOLLIN | EPOLLRDHUP)) {
+		cr_refused_end(cr);
+		return;
+	}
+	rapt_timer_arm(psp->ia->eng, &cr->timer,
+		       CM_REFUSE_WAIT_MS * CM_NS_PER_MS);
 }
 
 static void psp_new_request(struct tcp_psp *psp, int fd,
@@ -226,7 +274,7 @@ static void psp_new_request(struct tcp_psp *psp, int fd,
 	struct tcp_cr *cr;
 
 	if (rapt_prov_psp_hs_begin(psp->cpsp)) {
-		psp_refuse(fd);
+		psp_refuse(psp, fd);
 		return;
 	}
 	cr = calloc(1, sizeof(*cr));

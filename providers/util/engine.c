@@ -90,6 +90,8 @@ struct rapt_engine {
 	_Atomic uint64_t drive_ns;	/* last pass a consumer drove */
 	_Atomic uint32_t sleepers;	/* consumers asleep on epfd */
 	_Atomic uint64_t aside_until_ns; /* the aside thread looks by then */
+	_Atomic uint32_t aside_max_ms;	/* rapt_engine_aside_max() */
+	uint32_t aside_ms;		/* the thread's next look (thread) */
 	/* The batch being dispatched (under run). */
 	struct epoll_event *batch;
 	int nbatch, ibatch;
@@ -577,6 +579,14 @@ void rapt_engine_lease(struct rapt_engine *eng)
 			      memory_order_relaxed);
 }
 
+/* rapt_engine_aside_max - kernel-doc in <rapt/provider_util.h> */
+void rapt_engine_aside_max(struct rapt_engine *eng, unsigned int ms)
+{
+	atomic_store_explicit(&eng->aside_max_ms,
+			      ms > ENGINE_ASIDE_MS ? ms : ENGINE_ASIDE_MS,
+			      memory_order_relaxed);
+}
+
 /* rapt_engine_sleep_end - kernel-doc in <rapt/provider_util.h> */
 void rapt_engine_sleep_end(struct rapt_engine *eng)
 {
@@ -636,9 +646,15 @@ static void engine_aside(struct rapt_engine *eng)
 	struct pollfd p = { .fd = eng->evfd, .events = POLLIN };
 	struct rapt_engine *saved;
 	int ms = timers_timeout_ms(eng);
+	uint32_t max = atomic_load_explicit(&eng->aside_max_ms,
+					    memory_order_relaxed);
 
-	if (ms < 0 || ms > ENGINE_ASIDE_MS)
-		ms = ENGINE_ASIDE_MS;
+	if (ms < 0 || ms > (int)eng->aside_ms)
+		ms = (int)eng->aside_ms;
+	/* A consumer that keeps driving: look less and less often. */
+	if (eng->aside_ms < max)
+		eng->aside_ms = eng->aside_ms * 2 < max ? eng->aside_ms * 2 :
+							max;
 	atomic_store_explicit(&eng->aside_until_ns,
 			      rapt_now_ns() + (uint64_t)ms * 1000000ull,
 			      memory_order_relaxed);
@@ -684,10 +700,12 @@ static void *engine_main(void *arg)
 	struct rapt_engine *saved;
 
 	while (!engine_stopping(eng)) {
-		if (engine_driven(eng))
+		if (engine_driven(eng)) {
 			engine_aside(eng);
-		else
+		} else {
+			eng->aside_ms = ENGINE_ASIDE_MS;
 			engine_wait(eng);
+		}
 	}
 	run_enter(eng, true, &saved);
 	defers_run(eng);
@@ -725,6 +743,8 @@ int rapt_engine_start(struct rapt_engine **out, const char *prov)
 	if (!eng)
 		goto err;
 	eng->prov = prov;
+	eng->aside_max_ms = ENGINE_ASIDE_MS;
+	eng->aside_ms = ENGINE_ASIDE_MS;
 	rapt_list_init(&eng->timers);
 	pthread_mutex_init(&eng->lock, NULL);
 	pthread_mutex_init(&eng->run, NULL);

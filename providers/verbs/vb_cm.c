@@ -289,11 +289,44 @@ struct connect_result {
 	int err;
 };
 
+/* How many times a connect starts again from another local port. */
+#define VB_CONNECT_TRIES 4
+
+/*
+ * rdma_cm picks the local port without asking TCP, and siw binds its
+ * socket to it: a port whose earlier connection to the same peer is in
+ * TIME_WAIT fails the connect with EADDRINUSE.  Start again with a new
+ * id, which gets another port (runner, the EP CONNECTING).
+ */
+static bool connect_again(struct vb_ep *ep, int err)
+{
+	struct sockaddr_storage src = ep->ia->addr;
+	struct rdma_cm_id *old = ep->id;
+
+	if ((err != EADDRINUSE && err != EADDRNOTAVAIL) ||
+	    ep->connect_tries >= VB_CONNECT_TRIES)
+		return false;
+	if (rdma_create_id(ep->ia->cmch, &ep->id, ep, RDMA_PS_TCP)) {
+		ep->id = old;
+		return false;
+	}
+	ep->connect_tries++;
+	vb_dbg("QP %u: local port %u taken (%s): connecting from another",
+	       ep->qp->qp_num,
+	       rapt_sockaddr_port(rdma_get_local_addr(old)), strerror(err));
+	rdma_destroy_id(old);
+	rapt_sockaddr_set_port((struct sockaddr *)&src, 0);
+	if (rdma_resolve_addr(ep->id, (struct sockaddr *)&src,
+			      (struct sockaddr *)&ep->remote, VB_RESOLVE_MS))
+		return false;	/* the caller reports it */
+	return true;
+}
+
 static void connect_done(void *arg)
 {
 	struct connect_result *r = arg;
 	struct vb_ep *ep = r->ep;
-	bool freeing;
+	bool freeing, again;
 
 	pthread_mutex_lock(&ep->lock);
 	ep->in_connector = false;
@@ -302,6 +335,12 @@ static void connect_done(void *arg)
 	pthread_mutex_unlock(&ep->lock);
 	if (freeing || !r->err)
 		return;		/* ep_free waits; or ESTABLISHED/REJECTED */
+	pthread_mutex_lock(&ep->lock);
+	again = ep->state == VB_EP_CONNECTING;
+	pthread_mutex_unlock(&ep->lock);
+	/* On the runner: nothing else touches the id meanwhile. */
+	if (again && connect_again(ep, r->err))
+		return;
 	switch (r->err) {
 	case ECONNREFUSED:
 		connect_fail(ep, RAPT_EV_NON_PEER_REJECTED,
@@ -542,6 +581,7 @@ static void connect_call(void *arg)
 	rapt_sockaddr_set_port((struct sockaddr *)&src, 0);
 	pthread_mutex_lock(&ep->lock);
 	ep->state = VB_EP_CONNECTING;
+	ep->connect_tries = 0;
 	pthread_mutex_unlock(&ep->lock);
 	if (rdma_resolve_addr(ep->id, (struct sockaddr *)&src,
 			      (struct sockaddr *)&ep->remote,

@@ -310,6 +310,9 @@ static int ia_start(struct vb_ia *ia)
 	ret = rapt_engine_start(&ia->eng, vb_tp->name);
 	if (ret)
 		return ret;
+	/* A polling consumer's calls poll its CQs: the engine thread need
+	 * not look every millisecond whether it still polls. */
+	rapt_engine_aside_max(ia->eng, VB_ENGINE_ASIDE_MAX_MS);
 	fl = fcntl(ia->ctx->async_fd, F_GETFL);
 	if (fl < 0 || fcntl(ia->ctx->async_fd, F_SETFL, fl | O_NONBLOCK)) {
 		vb_err("%s: cannot make the async-event fd non-blocking: %m",

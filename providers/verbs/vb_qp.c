@@ -232,17 +232,10 @@ static uint32_t read_last_part(struct vb_ep *ep, uint32_t seq)
 	return seq;
 }
 
-static bool send_event(struct vb_ep *ep, const struct ibv_wc *wc,
-		       struct rapt_event *ev)
+/* Whether to report send-queue completion @seq, entry @e (poll lock). */
+static bool send_report(struct vb_ep *ep, uint32_t seq, const struct vb_swr *e,
+			bool ok)
 {
-	uint32_t seq = VB_WRID_SEQ(wc->wr_id);
-	const struct vb_swr *e;
-	bool ok = wc->status == IBV_WC_SUCCESS;
-
-	if (seq_old(seq, load32(&ep->sq_head)))
-		return false;
-	e = &ep->sq[seq & ep->sq_mask];
-	store32(&ep->sq_head, seq + 1);
 	if (ep->sq_skipping) {
 		if (seq == ep->sq_skip)
 			ep->sq_skipping = false;
@@ -257,13 +250,81 @@ static bool send_event(struct vb_ep *ep, const struct ibv_wc *wc,
 		/* A part failed: the read fails; its other parts go. */
 		ep->sq_skip = read_last_part(ep, seq);
 		ep->sq_skipping = ep->sq_skip != seq;
-	} else if (ok && (e->flags & VB_SWR_QUIET)) {
-		return false;
+		return true;
 	}
-	dto_fill(ep, wc, e->op, e->cookie, ev);
-	if (ok)
-		ev->u.dto.length = e->length;
-	return true;
+	return !ok || !(e->flags & VB_SWR_QUIET);
+}
+
+/* An EP's completion event to its EVD: now, or held until ESTABLISHED
+ * is out. */
+static void dto_deliver(struct vb_ep *ep, struct vb_evd *evd,
+			const struct rapt_event *ev)
+{
+	if (!evd->cevd)
+		return;
+	if (vb_likely(atomic_load_explicit(&ep->direct, memory_order_acquire)))
+		rapt_prov_evd_push(evd->cevd, ev);
+	else
+		ep_hold(ep, evd->cevd, ev);
+}
+
+/*
+ * Send-queue completions may come out of post order: siw completes a send
+ * or a write once it has gone out and a read when its response is in, so a
+ * send posted behind a read completes first.  rapt reports them in post
+ * order (as verbs promises and the tcp provider does): each completion is
+ * noted in its ring entry, and the head retires the done entries at the
+ * front, reporting as it goes.
+ */
+static void sq_retire(struct vb_ep *ep);
+
+static void send_complete(struct vb_ep *ep, const struct ibv_wc *wc)
+{
+	uint32_t seq = VB_WRID_SEQ(wc->wr_id);
+	uint32_t head = load32(&ep->sq_head), tail = load32(&ep->sq_tail);
+	struct vb_swr *e;
+
+	if (seq_old(seq, head) || !seq_old(seq, tail))
+		return;		/* retired already (a made-up flush) */
+	e = &ep->sq[seq & ep->sq_mask];
+	e->flags |= VB_SWR_DONE;
+	e->wc_status = (uint8_t)wc->status;
+	sq_retire(ep);
+}
+
+/* Retire the done entries at the front of the send ring, reporting them
+ * (the CQ's poll lock, or both at teardown). */
+static void sq_retire(struct vb_ep *ep)
+{
+	uint32_t head = load32(&ep->sq_head), tail = load32(&ep->sq_tail);
+	struct rapt_event ev;
+	struct vb_swr *e;
+	bool report, ok;
+
+	while (head != tail) {
+		e = &ep->sq[head & ep->sq_mask];
+		if (!(e->flags & VB_SWR_DONE))
+			break;
+		ok = e->wc_status == IBV_WC_SUCCESS;
+		report = send_report(ep, head, e, ok);
+		if (report) {
+			memset(&ev, 0, sizeof(ev));
+			ev.type = RAPT_EV_DTO;
+			ev.u.dto.ep = ep->handle;
+			ev.u.dto.cookie = e->cookie;
+			ev.u.dto.op = e->op;
+			ev.u.dto.status = vb_wc_status(e->wc_status);
+			if (ok)
+				ev.u.dto.length = e->length;
+			else
+				ev.u.dto.prov_status =
+					rapt_prov_status_wc(e->wc_status);
+		}
+		/* The entry is free for a post from here on. */
+		store32(&ep->sq_head, ++head);
+		if (report)
+			dto_deliver(ep, ep->req_evd, &ev);
+	}
 }
 
 /* A completion with an error breaks the connection: the final event
@@ -300,29 +361,21 @@ static void note_error(struct vb_ep *ep, const struct ibv_wc *wc)
 void vb_ep_complete(struct vb_ia *ia, const struct ibv_wc *wc)
 {
 	struct vb_ep *ep;
-	struct vb_evd *evd;
 	struct rapt_event ev;
 
 	ep = vb_slot_ep(ia, VB_WRID_SLOT(wc->wr_id), VB_WRID_GEN(wc->wr_id));
 	if (!ep)
 		return;
+	if (wc->status != IBV_WC_SUCCESS)
+		vb_dbg("QP %u: %s %u: %s", wc->qp_num,
+		       wc->wr_id & VB_WRID_RECV ? "receive" : "send",
+		       VB_WRID_SEQ(wc->wr_id), vb_wc_status_str(wc->status));
 	if (wc->wr_id & VB_WRID_RECV) {
-		if (!recv_event(ep, wc, &ev))
-			return;
-		evd = ep->recv_evd;
+		if (recv_event(ep, wc, &ev))
+			dto_deliver(ep, ep->recv_evd, &ev);
 	} else {
-		if (!send_event(ep, wc, &ev))
-			goto out;
-		evd = ep->req_evd;
+		send_complete(ep, wc);
 	}
-	if (evd->cevd) {
-		if (vb_likely(atomic_load_explicit(&ep->direct,
-						     memory_order_acquire)))
-			rapt_prov_evd_push(evd->cevd, &ev);
-		else
-			ep_hold(ep, evd->cevd, &ev);
-	}
-out:
 	if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR)
 		note_error(ep, wc);
 }
@@ -445,12 +498,20 @@ again:
 		ep->sq[(seq + i) & ep->sq_mask] = e[i];
 		wr[i].wr_id = wrid(ep, seq + i, false);
 	}
+	/* The tail moves first: another thread may poll the completion
+	 * before ibv_post_send() has returned. */
+	store32(&ep->sq_tail, seq + n);
 	err = ibv_post_send(ep->qp, wr, &bad);
-	if (!err)
-		store32(&ep->sq_tail, seq + n);
+	if (err) {
+		/* What was taken stays (its completions will come). */
+		for (i = 0; i < n && &wr[i] != bad; i++)
+			;
+		store32(&ep->sq_tail, seq + i);
+		if (i)
+			vb_err("QP %u: ibv_post_send took part of a chain",
+			       ep->qp->qp_num);
+	}
 	pthread_mutex_unlock(&ep->sq_lock);
-	if (err && bad != wr)
-		vb_err("QP %u: ibv_post_send took part of a chain", ep->qp->qp_num);
 	return err ? post_failed(ep, "ibv_post_send", err) : 0;
 }
 
@@ -603,18 +664,22 @@ static bool rings_empty(struct vb_ep *ep)
 static void drain_leftovers(struct vb_ep *ep)
 {
 	uint32_t s;
-	const struct vb_swr *e;
+	struct vb_swr *e;
 
 	for (s = load32(&ep->rq_head); s != ep->rq_tail; s++)
 		dto_flushed(ep, ep->recv_evd, RAPT_OP_RECV,
 			    ep->rq[s & ep->rq_mask]);
 	store32(&ep->rq_head, ep->rq_tail);
+	/* Those that did complete (behind one that did not) keep their
+	 * status; all are reported in post order. */
 	for (s = load32(&ep->sq_head); s != ep->sq_tail; s++) {
 		e = &ep->sq[s & ep->sq_mask];
-		if (!(e->flags & (VB_SWR_INTERNAL | VB_SWR_PART)))
-			dto_flushed(ep, ep->req_evd, e->op, e->cookie);
+		if (!(e->flags & VB_SWR_DONE)) {
+			e->flags |= VB_SWR_DONE;
+			e->wc_status = IBV_WC_WR_FLUSH_ERR;
+		}
 	}
-	store32(&ep->sq_head, ep->sq_tail);
+	sq_retire(ep);
 }
 
 /* Poll until every work request of @ep has completed (the QP is in the
@@ -688,6 +753,10 @@ void vb_ep_shutdown(struct vb_ep *ep, const struct rapt_prov_conn_event *ce)
 	ep->dead = true;
 	pthread_mutex_unlock(&ep->rq_lock);
 	pthread_mutex_unlock(&ep->sq_lock);
+	vb_dbg("QP %u: teardown (%s): sends %u..%u, receives %u..%u",
+	       ep->qp->qp_num, ce ? rapt_event_name(ce->type) : "free",
+	       load32(&ep->sq_head), ep->sq_tail, load32(&ep->rq_head),
+	       ep->rq_tail);
 	qp_to_error(ep);
 	ep_drain(ep);
 

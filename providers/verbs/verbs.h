@@ -124,6 +124,9 @@ extern const struct vb_transport *const vb_tp;
 #define vb_info(...) vb_log(RAPT_LOG_INFO, __VA_ARGS__)
 #define vb_dbg(...)  vb_log(RAPT_LOG_DEBUG, __VA_ARGS__)
 
+/* How rarely the engine thread looks while consumers poll (ms). */
+#define VB_ENGINE_ASIDE_MAX_MS 16
+
 /* Largest private-data field rdma_cm carries (private_data_len is u8). */
 #define VB_PDATA_MAX 255
 
@@ -250,6 +253,9 @@ struct vb_evd {
 	int epfd;			/* CQ channel + engine, or -1 */
 	_Atomic bool fd_armed;		/* trywait(RAPT_PROV_WAIT_FD) */
 	atomic_uint tick;
+	atomic_uint lease_tick;		/* consumer polls, counted */
+	uint32_t engine_tick;		/* lease_tick when the engine looked */
+	struct rapt_timer cq_timer;	/* is the polling consumer gone? */
 	/* The engine watches the channel (a duplicate of its fd) when no
 	 * consumer does: completions reach the EVD with nobody calling in. */
 	struct rapt_io io;
@@ -304,11 +310,14 @@ struct vb_swr {
 				 * the whole read */
 	uint8_t op;		/* enum rapt_dto_op */
 	uint8_t flags;		/* VB_SWR_* */
+	uint8_t wc_status;	/* enum ibv_wc_status, once VB_SWR_DONE */
 };
 
 #define VB_SWR_QUIET	(1u << 0)	/* RAPT_POST_SUPPRESS */
 #define VB_SWR_INTERNAL	(1u << 1)	/* the provider's own (RTR) */
 #define VB_SWR_PART	(1u << 2)	/* a split read, not its last part */
+#define VB_SWR_DONE	(1u << 3)	/* completed, waiting for an older
+					 * entry to complete (post order) */
 
 enum vb_ep_state {
 	VB_EP_IDLE = 0,		/* not connected yet */
@@ -378,6 +387,7 @@ struct vb_ep {
 					 * DISCONNECTED */
 	bool kernel_up;			/* rdma_cm said ESTABLISHED */
 	bool in_connector;		/* rdma_connect() is running */
+	uint8_t connect_tries;		/* ids whose local port was taken */
 	pthread_cond_t conn_cv;		/* signalled when it returns */
 	bool disc_graceful;		/* a graceful disconnect was asked */
 	struct vb_held *held;

@@ -456,6 +456,17 @@ static void ucmatose(struct peer *p)
 		uc_recv_all(p);
 		uc_send_all(p);
 	} else {
+		struct rapt_ep_info info;
+
+		/* The tcp provider keeps RFC 5044's rule for an initiator
+		 * that asked for no RTR (siw): nothing goes out before the
+		 * peer's first message.  ucmatose's client sends only after
+		 * it has received: that pairing cannot work. */
+		CHECK(rapt_ep_query(p->ep, &info, sizeof(info)));
+		if (info.flags & RAPT_EPI_SENDS_HELD) {
+			printf("SKIP: our sends are held until the client's first message (it asked for no RTR: RFC 5044), and ucmatose's client waits for ours\n");
+			exit(77);
+		}
 		/* A foreign iWARP active side may not have read the MPA
 		 * Reply yet (no peer-to-peer RTR): let it, as ucmatose's own
 		 * server relies on too. */
@@ -494,7 +505,13 @@ static void run(struct peer *p)
 	 * the others disconnect themselves. */
 	if (!(p->mode == M_RPING && !p->active) &&
 	    !(p->mode == M_UCMATOSE && p->active)) {
-		CHECK(rapt_ep_disconnect(p->ep, RAPT_CLOSE_GRACEFUL, NULL, 0));
+		/* The peer may have been quicker (rdma_server disconnects
+		 * as soon as its send is done): then the EP is down. */
+		int ret = rapt_ep_disconnect(p->ep, RAPT_CLOSE_GRACEFUL,
+					     NULL, 0);
+
+		if (ret && ret != RAPT_ESTATE)
+			fail("rapt_ep_disconnect: %s", rapt_err_name(ret));
 		wait_conn(p, RAPT_EV_DISCONNECTED, "DISCONNECTED");
 	} else if (!(p->mode == M_RPING && !p->active)) {
 		wait_conn(p, RAPT_EV_DISCONNECTED, "DISCONNECTED");

@@ -63,8 +63,12 @@ echo 1 > /proc/sys/kernel/printk
 
 PASSED=0
 FAILED=0
-result() {	# result NAME RC T0
-	if [ "$2" = 0 ]; then
+SKIPPED=0
+result() {	# result NAME RC T0 [SKIP REASON]: RC 77 is a skip
+	if [ "$2" = 77 ]; then
+		SKIPPED=$((SKIPPED + 1))
+		echo "RAPTVM SKIP $1 $(elapsed "$3")s ($4)"
+	elif [ "$2" = 0 ]; then
 		PASSED=$((PASSED + 1))
 		echo "RAPTVM PASS $1 $(elapsed "$3")s"
 	else
@@ -122,7 +126,15 @@ srv_cli() {
 	spid=$!
 	wait_for $sl "$ready" $spid
 	timeout $tmo $cli > $cl 2>&1 || rc=1
-	wait $spid || rc=1
+	wait $spid
+	case $? in
+	0) ;;
+	77)	# the server says the pairing cannot work, and why
+		result "$name" 77 "$t0" "$(sed -n 's/^SKIP: //p' $sl | head -n 1)"
+		return
+		;;
+	*) rc=1 ;;
+	esac
 	if [ $rc != 0 ]; then
 		show "$name" $sl $cl
 		dmesg | tail -n 30 | sed "s/^/    [$name dmesg] /"
@@ -204,7 +216,7 @@ kill $WATCHDOG 2>/dev/null
 read -r tx < /sys/class/net/veth0/statistics/tx_bytes
 read -r rx < /sys/class/net/veth0/statistics/rx_bytes
 info "veth0 carried $tx bytes out, $rx bytes in"
-echo "RAPTVM SUMMARY $PASSED passed, $FAILED failed (uptime $(now)s)"
+echo "RAPTVM SUMMARY $PASSED passed, $FAILED failed, $SKIPPED skipped (uptime $(now)s)"
 grep -q 'raptvm.shell=1' /proc/cmdline && setsid cttyhack sh
 sync
 poweroff -f

@@ -29,8 +29,9 @@
 #                programs on iwarp and tcp, both directions
 #   perf         rapt_perf -p iwarp against perftest on the same devices
 #
-# Prints "PASS: name" / "FAIL: name" lines and "N passed, M failed"; the
-# exit status is 0 only if every test passed.
+# Prints "PASS: name" / "FAIL: name" / "SKIP: name (why)" lines and "N
+# passed, M failed, K skipped"; the exit status is 0 only if no test
+# failed.
 #
 # Env: WORKDIR=/var/tmp/rapt-siw-vm  cache (downloads, kernel, siw.ko)
 #      SUITES="interop conformance foreign perf"
@@ -45,6 +46,8 @@
 #      CONF_ENV="RAPT_LOG_LEVEL=debug ..."  environment of those runs
 #      VERBOSE=1                    show both peers' logs of passing tests too
 #      VM_SHELL=1                   a shell on the console after the tests
+#      VM_SCRIPT=FILE               a suite of your own, sourced like the
+#                                   others when SUITES names "script"
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -275,6 +278,7 @@ depmod -b "$ROOT" "$KVER"
 install -m 0755 "$HERE/init.sh" "$ROOT/init"
 mkdir -p "$ROOT/opt/rapt/vm"
 install -m 0644 "$HERE"/suite-*.sh "$ROOT/opt/rapt/vm/"
+[ -z "${VM_SCRIPT:-}" ] || install -m 0644 "$VM_SCRIPT" "$ROOT/opt/rapt/vm/suite-script.sh"
 INITRD=$WORKDIR/initrd.cpio.gz
 (cd "$ROOT" && find . | cpio -o -H newc --quiet | gzip -1) > "$INITRD"
 say "initramfs $(du -h "$INITRD" | cut -f1) built ($(secs "$t")s)"
@@ -316,8 +320,9 @@ say "VM exited (rc=$qrc) after $(secs "$t")s"
 
 pass=$(grep -c '^RAPTVM PASS' "$LOG" || true)
 fail=$(grep -c '^RAPTVM FAIL' "$LOG" || true)
+skip=$(grep -c '^RAPTVM SKIP' "$LOG" || true)
 echo "==== rapt VM suite: $SUITES (guest $KVER, TCG) ===="
-sed -n 's/^RAPTVM \(PASS\|FAIL\) \([^ ]*\) \(.*\)/\1: \2 \3/p' "$LOG"
+sed -n 's/^RAPTVM \(PASS\|FAIL\|SKIP\) \([^ ]*\) \(.*\)/\1: \2 \3/p' "$LOG"
 if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
 	echo "FAIL: vm_timeout (no poweroff within ${VM_TIMEOUT}s; see $LOG)"
 	fail=$((fail + 1))
@@ -326,5 +331,5 @@ elif ! grep -q '^RAPTVM SUMMARY' "$LOG"; then
 	fail=$((fail + 1))
 fi
 say "done"
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ] && [ "$pass" -gt 0 ]

@@ -130,6 +130,7 @@ perf_pair_bw() {	# perf_pair_bw NAME
 	result perf_$name $rc "$t0"
 }
 
+info "perf: clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 perf_pair_lat send_lat lat_send ib_send_lat 1
 perf_pair_lat read_lat lat_read ib_read_lat 0
 perf_pair_bw write_bw

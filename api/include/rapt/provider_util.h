@@ -414,6 +414,22 @@ void rapt_engine_sleep_end(struct rapt_engine *eng);
 void rapt_engine_lease(struct rapt_engine *eng);
 
 /**
+ * rapt_engine_aside_max - how rarely the engine thread may look while a
+ *                         consumer keeps driving
+ * @eng: the engine
+ * @ms: the longest interval, in milliseconds (at least 1, the default)
+ *
+ * While consumers drive the passes, the engine thread looks every
+ * millisecond whether they still do; with a longer maximum the interval
+ * doubles from 1 ms up to @ms as long as they keep driving.  For a
+ * provider whose consumers' polls do all the data-path work (a verbs
+ * provider: the CQs are theirs), so that the thread's wakeups do not take
+ * a CPU from a polling consumer.  Timers still fire on time, and the
+ * thread takes over at most @ms after the last consumer stopped.
+ */
+void rapt_engine_aside_max(struct rapt_engine *eng, unsigned int ms);
+
+/**
  * rapt_engine_retire - free an object once no batch can name its @io
  * @eng: the engine
  * @r: the object's retire node
