@@ -556,6 +556,7 @@ int conf_child_main(const char *ia_name, const char *addr, const char *sid);
 
 /* Runner (runner.c). */
 int conf_serve(struct conf_ctl *ctl);
+void conf_watch(const char *name, unsigned int secs);
 void conf_ctx_init(struct conf_ctx *c, enum conf_role role);
 void conf_ctx_fini(struct conf_ctx *c);
 int conf_role_setup(struct conf_ctx *c);

@@ -74,6 +74,7 @@ static pthread_mutex_t wd_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wd_cond = PTHREAD_COND_INITIALIZER;
 static int64_t wd_deadline;	/* 0: idle */
 static char wd_name[160];
+static unsigned int wd_secs;
 static bool wd_stop;
 
 static void *watchdog(void *arg)
@@ -88,8 +89,7 @@ static void *watchdog(void *arg)
 		pthread_cond_timedwait(&wd_cond, &wd_lock, &ts);
 		if (wd_deadline && conf_now_us() > wd_deadline) {
 			fprintf(stderr, "\nrapt-conformance: %s did not finish within %u s: aborting\n",
-				wd_name,
-				conf_opt.test_timeout_s * conf_opt.scale);
+				wd_name, wd_secs);
 			fflush(stderr);
 			_exit(3);
 		}
@@ -98,14 +98,26 @@ static void *watchdog(void *arg)
 	return NULL;
 }
 
-static void wd_arm(const char *name)
+/**
+ * conf_watch - abort the process if a test runs too long
+ * @name: the test ("area/test"), or NULL when it finished
+ * @secs: how long it may run
+ *
+ * A hung provider call must not hang a whole certification run: the
+ * client and the server each watch the test they run.
+ */
+void conf_watch(const char *name, unsigned int secs)
 {
 	pthread_mutex_lock(&wd_lock);
 	snprintf(wd_name, sizeof(wd_name), "%s", name ? name : "");
-	wd_deadline = name ? conf_now_us() +
-		      (int64_t)conf_opt.test_timeout_s * conf_opt.scale *
-		      1000000 : 0;
+	wd_secs = secs;
+	wd_deadline = name ? conf_now_us() + (int64_t)secs * 1000000 : 0;
 	pthread_mutex_unlock(&wd_lock);
+}
+
+static void wd_arm(const char *name)
+{
+	conf_watch(name, conf_opt.test_timeout_s * conf_opt.scale);
 }
 
 /* ------------------------------------------------------------------ */
@@ -715,15 +727,16 @@ int main(int argc, char **argv)
 	if (check_runs())
 		return 2;
 	conf_opt.self_exe = self_exe();
-	if (conf_opt.mode == CONF_MODE_SERVER)
-		return mode_server();
-	printf("rapt-conformance %s, %s mode\n", PACKAGE_VERSION,
-	       conf_opt.mode == CONF_MODE_CLIENT ? "two-host" : "loopback");
-	if (print_ia())
-		return 1;
 	pthread_create(&wd, NULL, watchdog, NULL);
-	ret = conf_opt.mode == CONF_MODE_CLIENT ? mode_client() :
-	      mode_loopback();
+	if (conf_opt.mode == CONF_MODE_SERVER) {
+		ret = mode_server();
+	} else {
+		printf("rapt-conformance %s, %s mode\n", PACKAGE_VERSION,
+		       conf_opt.mode == CONF_MODE_CLIENT ? "two-host" :
+		       "loopback");
+		ret = print_ia() ? 1 : conf_opt.mode == CONF_MODE_CLIENT ?
+		      mode_client() : mode_loopback();
+	}
 	pthread_mutex_lock(&wd_lock);
 	wd_stop = true;
 	pthread_cond_signal(&wd_cond);

@@ -275,10 +275,23 @@ int conf_serve(struct conf_ctl *ctl)
 		t = find_test((const char *)m->data, &s);
 		if (conf_opt.verbose)
 			fprintf(stderr, "server: %s\n", (const char *)m->data);
-		if (!t || !t->passive)
+		if (!t || !t->passive) {
 			refuse(ctl, m->seq, (const char *)m->data);
-		else
+		} else {
+			/* A server process watches its passive roles (in
+			 * loopback mode the client's watch covers both), a
+			 * little longer than the client's own limit, so
+			 * that the client reports first. */
+			bool watch = conf_opt.mode == CONF_MODE_SERVER;
+
+			if (watch)
+				conf_watch((const char *)m->data,
+					   conf_opt.test_timeout_s * p.scale +
+					   30);
 			conf_run_passive(ctl, s, t, m->seq, &p);
+			if (watch)
+				conf_watch(NULL, 0);
+		}
 		free(m);
 	}
 }

@@ -265,6 +265,8 @@ struct tcp_ep {
 	bool mpa_rev1;			/* peer spoke rev 1 */
 	bool sends_held;		/* rev 1 passive: hold until 1st FPDU */
 	uint8_t rtr;			/* TCP_MPA_RTR_WRITE or _READ, or 0 */
+	uint8_t rtr_nudges;		/* tcp_conn.c: active side, RTR sent:
+					 * 1 + repeats sent; 0: none due */
 	uint16_t ird, ord;		/* negotiated */
 	uint32_t max_ulpdu;		/* ULPDU bytes (DDP/RDMAP header and
 					 * payload) per FPDU so that one FPDU
@@ -376,6 +378,7 @@ bool tcp_tx_idle(struct tcp_ep *ep);
  * Returns the number of events pushed (>= 0). */
 int tcp_rx_progress(struct tcp_ep *ep);
 bool tcp_rx_seasoned(const struct tcp_ep *ep);
+bool tcp_rx_heard(const struct tcp_ep *ep);
 
 /* Completion helper (tcp_rx.c): push a DTO event for @wr on @evd. */
 void tcp_complete(struct tcp_ep *ep, struct tcp_evd *evd,

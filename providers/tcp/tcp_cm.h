@@ -41,6 +41,8 @@
 #define CM_RTR_WAIT_MS		10000	/* reply sent, RTR due */
 
 #define CM_FIN_WAIT_MS		2000	/* our FIN sent, theirs due */
+#define CM_NUDGE_FIRST_NS	1000000ull /* RTR sent: first repeat */
+#define CM_NUDGE_MAX		3	/* repeats: 1, 8, 64 ms after it */
 #define CM_REFUSE_WAIT_MS	200	/* refused: its request due */
 
 #define CM_NS_PER_MS		1000000ull
@@ -182,6 +184,8 @@ void tcp_cm_end(struct tcp_ep *ep, bool abort, uint32_t type,
 void tcp_cm_shutdown(struct tcp_ep *ep);
 void tcp_ep_io(struct rapt_io *io, uint32_t events);
 void tcp_ep_timeout(struct rapt_timer *t);
+void tcp_cm_nudge_start(struct tcp_ep *ep);
+bool tcp_cm_nudge(struct tcp_ep *ep);
 
 /* tcp_park.c */
 void tcp_cm_set_parked(struct tcp_ep *ep, bool parked);

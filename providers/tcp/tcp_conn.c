@@ -202,6 +202,55 @@ void tcp_cm_rtr_arrived(struct tcp_ep *ep)
 	tcp_cm_event(ep, RAPT_EV_ESTABLISHED, 0, 0, NULL, 0, 0);
 }
 
+/*
+ * Repeating the RTR.  Linux's siw as responder loses an RTR that arrives
+ * between its MPA Reply going out and its switching the socket to the
+ * RTR wait (siw_accept(), at least up to 6.1): the RTR sits unread until
+ * more bytes come, its passive side never hears ESTABLISHED, and when the
+ * connection then closes, iw_cm hits a BUG() (a CLOSE while it still
+ * waits for ESTABLISHED: the kernel's workqueue thread dies).  A quick
+ * initiator (ours, in user space) hits that window.  So, until the peer
+ * has sent an FPDU, the active side repeats the RTR as a zero-length RDMA
+ * Write (a no-op for any responder, RFC 5040: nothing placed) 1, 8 and
+ * 64 ms after it, and once more before its FIN.  A connection whose
+ * responder speaks first costs nothing; one whose responder never speaks
+ * costs three 24-byte frames.
+ */
+void tcp_cm_nudge_start(struct tcp_ep *ep)
+{
+	ep->rtr_nudges = 1;	/* 0: not the RTR's sender */
+	rapt_timer_arm(ep->ia->eng, &ep->timer, CM_NUDGE_FIRST_NS);
+}
+
+/**
+ * tcp_cm_nudge - send a last RTR repeat before a graceful close
+ * @ep: the EP, locked, CLOSING
+ *
+ * Return: true if one went to the transmit path (which sends the FIN
+ * after it).
+ */
+bool tcp_cm_nudge(struct tcp_ep *ep)
+{
+	if (!ep->rtr_nudges || tcp_rx_heard(ep))
+		return false;
+	ep->rtr_nudges = 0;	/* nothing after this one */
+	return !tcp_tx_rtr(ep, TCP_MPA_RTR_WRITE);
+}
+
+/* The timer of an RTS EP: the next RTR repeat. */
+static void cm_nudge_timer(struct tcp_ep *ep)
+{
+	uint8_t n = ep->rtr_nudges;
+
+	if (!n || n > CM_NUDGE_MAX || tcp_rx_heard(ep))
+		return;
+	(void)tcp_tx_rtr(ep, TCP_MPA_RTR_WRITE);
+	ep->rtr_nudges = (uint8_t)(n + 1);
+	if (n < CM_NUDGE_MAX)
+		rapt_timer_arm(ep->ia->eng, &ep->timer,
+			       CM_NUDGE_FIRST_NS << (3 * n));
+}
+
 /* Graceful close, sends drained: send our FIN, wait (bounded) for theirs. */
 void tcp_cm_shutdown(struct tcp_ep *ep)
 {
@@ -312,6 +361,9 @@ void tcp_ep_timeout(struct rapt_timer *t)
 	case TCP_EP_RTR_WAIT:
 		tcp_cm_end(ep, true, RAPT_EV_ACCEPT_ERROR, 0, RAPT_ETIMEDOUT,
 			   NULL, 0);
+		break;
+	case TCP_EP_RTS:
+		cm_nudge_timer(ep);
 		break;
 	case TCP_EP_CLOSING:
 		/* No FIN from the peer in time: give up with an RST. */

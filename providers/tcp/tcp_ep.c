@@ -345,7 +345,7 @@ int tcp_ep_disconnect(void *pep, uint32_t flags, const void *pdata,
 		goto out;	/* the outcome is already reported */
 	if (ep->state == TCP_EP_RTS && !(flags & RAPT_CLOSE_ABRUPT)) {
 		tcp_ep_set_state(ep, TCP_EP_CLOSING);
-		if (tcp_tx_idle(ep))
+		if (!tcp_cm_nudge(ep) && tcp_tx_idle(ep))
 			tcp_cm_shutdown(ep);
 	} else if (ep->state != TCP_EP_CLOSING ||
 		   (flags & RAPT_CLOSE_ABRUPT)) {

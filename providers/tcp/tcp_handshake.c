@@ -205,6 +205,7 @@ static int cm_negotiate_reply(struct tcp_ep *ep, const struct tcp_mpa_frame *f)
 	ep->crc = f->crc || ep->ia->crc_request;
 	ep->mpa_rev1 = f->rev == TCP_MPA_REV1;
 	ep->rtr = 0;
+	ep->rtr_nudges = 0;
 	if (!f->enhanced) {
 		ep->ird = (uint16_t)ep->attr.rdma_read_in;
 		ep->ord = (uint16_t)ep->attr.rdma_read_out;
@@ -250,6 +251,8 @@ static void cm_active_ready(struct tcp_ep *ep, const struct tcp_mpa_frame *f)
 			return;		/* tcp_cm_fail() reported it */
 	}
 	tcp_ep_set_state(ep, TCP_EP_RTS);
+	if (ep->rtr)
+		tcp_cm_nudge_start(ep);
 	tcp_cm_event(ep, RAPT_EV_ESTABLISHED, 0, 0, f->pdata, f->pdata_len, 0);
 	tcp_tx_progress(ep);
 }
@@ -391,6 +394,7 @@ static void cm_negotiate_request(struct tcp_ep *ep, const struct tcp_cr *cr,
 	ep->crc = cr->crc || ep->ia->crc_request;
 	ep->mpa_rev1 = cr->rev == TCP_MPA_REV1;
 	ep->rtr = 0;
+	ep->rtr_nudges = 0;
 	ep->cm->p2p = false;
 	ep->ird = (uint16_t)ep->attr.rdma_read_in;
 	ep->ord = (uint16_t)ep->attr.rdma_read_out;

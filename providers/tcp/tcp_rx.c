@@ -797,6 +797,15 @@ bool tcp_rx_seasoned(const struct tcp_ep *ep)
 }
 
 /**
+ * tcp_rx_heard - whether @ep has read an FPDU from its peer
+ * @ep: the EP, locked
+ */
+bool tcp_rx_heard(const struct tcp_ep *ep)
+{
+	return ep->rx && ep->rx->first_seen;
+}
+
+/**
  * tcp_rx_progress - read and process what the socket has
  * @ep: the EP, locked
  *

@@ -576,7 +576,8 @@ int tcp_post_read(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
  *
  * The RTR goes out before anything else; it is never completed to the
  * consumer.  A Read RTR takes an ORD slot until its zero-length Read
- * Response comes back (tcp_rx.c swallows it).
+ * Response comes back (tcp_rx.c swallows it).  tcp_conn.c repeats a
+ * Write RTR through here; a repeat never replaces an RTR not yet sent.
  *
  * Return: 0, RAPT_EINVAL for another @rtr.
  */
@@ -584,7 +585,8 @@ int tcp_tx_rtr(struct tcp_ep *ep, uint8_t rtr)
 {
 	if (rtr != TCP_MPA_RTR_WRITE && rtr != TCP_MPA_RTR_READ)
 		return RAPT_EINVAL;
-	ep->tx->rtr = rtr;
+	if (!ep->tx->rtr)	/* a repeat never replaces the RTR itself */
+		ep->tx->rtr = rtr;
 	tcp_tx_progress(ep);
 	return 0;
 }

@@ -1529,6 +1529,58 @@ static void test_wire_inv_unknown(void)
 	CU_ASSERT_EQUAL(wire_inv_unknown(), 0);
 }
 
+
+/*
+ * A responder that loses the RTR (siw as responder can: the RTR arrives
+ * before it waits for it; see tcp_conn.c) still gets one: the initiator
+ * repeats it as a zero-length Write until the responder speaks, and once
+ * more before its FIN.
+ */
+static int rtr_repeat_one(bool close_at_once)
+{
+	uint8_t b[64];
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	struct side s;
+	uint16_t port;
+	int lfd = plain_listen(&port), fd, frames = 0;
+	ssize_t n;
+
+	T(lfd >= 0);
+	T(!side_open(&s));
+	T(!ep_new(&s, 0, &ep));
+	TOK(rapt_ep_connect(ep, lo_addr(), port, NULL, 0, 5000000));
+	fd = accept(lfd, NULL, NULL);
+	T(fd >= 0 && read_full(fd, b, 28) == 28);
+	/* Echo A, pick the Write RTR. */
+	T(write(fd, b, mpa_frame(b, false, 0x10, 2, 0x8001, 0x8001, NULL,
+				 0)) == 24);
+	T(read_full(fd, b, 20) == 20 && !memcmp(b, rtr, 20));
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	if (!close_at_once) {
+		/* "Lost": nothing from us; the repeat comes by itself. */
+		T(read_full(fd, b, 20) == 20 && !memcmp(b, rtr, 20));
+	}
+	TOK(rapt_ep_disconnect(ep, 0, NULL, 0));
+	/* Until our FIN: whole RTR frames only, at least one of them. */
+	while ((n = read_full(fd, b, 20)) == 20) {
+		T(!memcmp(b, rtr, 20));
+		frames++;
+	}
+	T(n == 0 && frames >= 1);
+	close(fd);
+	T(!ev_wait(&s, RAPT_EV_DISCONNECTED, &ev));
+	TOK(rapt_ep_free(ep));
+	close(lfd);
+	return side_close(&s);
+}
+
+static void test_rtr_repeat(void)
+{
+	CU_ASSERT_EQUAL(rtr_repeat_one(false), 0);
+	CU_ASSERT_EQUAL(rtr_repeat_one(true), 0);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -1553,6 +1605,8 @@ static const struct {
 	{ "IPv6 loopback", test_ipv6_loopback },
 	{ "wire: initiator request, reply, RTR", test_wire_initiator },
 	{ "wire: reply with an RTR not offered", test_wire_bad_rtr },
+	{ "wire: the RTR repeated until the responder speaks",
+	  test_rtr_repeat },
 	{ "wire: responder, P2P / siw / rev 1 / CRC", test_wire_responder },
 	{ "wire: M=1 refused", test_wire_markers },
 	{ "wire: request and reply in pieces", test_wire_pieces },

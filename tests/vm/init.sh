@@ -113,6 +113,31 @@ wait_for() {
 	done
 }
 
+# reap PID SECS: wait for PID's exit (SECS at most; then it is killed);
+# its exit status, 124 if it had to be killed.
+reap() {
+	local n=0
+	while kill -0 "$1" 2>/dev/null && [ $n -lt $(($2 * 10)) ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	if kill -0 "$1" 2>/dev/null; then
+		echo "    (pid $1 still running after $2 s: killed)"
+		kill -TERM "$1" 2>/dev/null
+		sleep 1
+		kill -KILL "$1" 2>/dev/null
+		# a task stuck in the kernel (D state) cannot go: name it and
+		# do not wait for it
+		for t in /proc/[0-9]*/task/[0-9]*; do
+			grep -q '^State:.*D' $t/status 2>/dev/null || continue
+			echo "    (stuck in the kernel: $(cat $t/comm) $t)"
+			sed 's/^/        /' $t/stack 2>/dev/null
+		done
+		return 124
+	fi
+	wait "$1"
+}
+
 # srv_cli NAME TIMEOUT READY "SERVER CMD" "CLIENT CMD"
 # Starts the server, waits until its output matches READY (or, for
 # READY=peerport:N, until netns peer listens on TCP port N), runs the

@@ -25,7 +25,8 @@ done
 # raptvm.conf_configs=1host,2host,srv_tcp,tcp_srv: which runs (all)
 CONF_CONFIGS=$(cmdline_arg conf_configs)
 [ -n "$CONF_CONFIGS" ] || CONF_CONFIGS="1host 2host srv_tcp tcp_srv"
-CONF_COMMON="--unreachable-addr $UNREACHABLE_ADDR --blackhole-addr $BLACKHOLE_ADDR --timeout-scale 4 --test-timeout 60"
+CONF_TEST_TIMEOUT=60
+CONF_COMMON="--unreachable-addr $UNREACHABLE_ADDR --blackhole-addr $BLACKHOLE_ADDR --timeout-scale 4 --test-timeout $CONF_TEST_TIMEOUT"
 CONF_PORT=47391
 
 # conf_report NAME LOG RC T0: one result line for a whole run, with its
@@ -60,10 +61,14 @@ conf_2host() {
 	local name=$1 slog=/tmp/$1.server.log log=/tmp/$1.log t0 spid rc=0
 	t0=$(now)
 	CONF_PORT=$((CONF_PORT + 1))
-	timeout 1800 $IN_PEER rapt-conformance --server --once -p $2 \
-		--port $CONF_PORT > $slog 2>&1 &
+	dmesg -c > /dev/null
+	# -v: the server names each passive role, so a hung one is known;
+	# its own watchdog ends a passive role that outlives the client's.
+	timeout 1800 $IN_PEER rapt-conformance --server --once -v -p $2 \
+		--port $CONF_PORT --test-timeout $CONF_TEST_TIMEOUT \
+		> $slog 2>&1 &
 	spid=$!
-	sleep 1
+	wait_for $slog "control port" $spid
 	if [ "$VERBOSE" = 1 ]; then
 		# live, for a run that may not come back (a kernel bug)
 		timeout 1800 rapt-conformance --client $SIW_ADDR \
@@ -75,7 +80,13 @@ conf_2host() {
 			--port $CONF_PORT -p $3 $CONF_COMMON \
 			--xml /tmp/$name.xml $CONF_ARGS > $log 2>&1 || rc=1
 	fi
-	wait $spid || { rc=1; show "$name" $slog; }
+	# The client has quit: the server follows at once, or it hangs.
+	reap $spid 30 || rc=1
+	if [ $rc != 0 ]; then
+		tail -n 40 $slog | sed "s/^/    [$name server] /"
+		dmesg | grep -v 'siw_cm_llp_\|siw_cm_upcall\|siw_qp_' |
+			tail -n 60 | sed "s/^/    [$name dmesg] /"
+	fi
 	conf_report $name $log $rc "$t0"
 }
 
