@@ -363,7 +363,7 @@ static int pd_serve_one(struct side *s, struct pd_case c)
 	T(!ev_wait(s, RAPT_EV_CR_ARRIVAL, &ev));
 	TOK(rapt_cr_query(ev.u.cr.cr, &info, sizeof(info)));
 	T(!pdata_is(info.pdata, info.pdata_len, clen, 'c'));
-	T(!!(info.flags & RAPT_CRI_FOREIGN_PEER) == (c.raw && clen));
+	T(!!(info.flags & RAPT_CRI_FOREIGN_PEER) == c.raw);
 	pattern(pd, c.n, c.reject ? 'r' : 'a');
 	if (c.reject) {
 		TOK(rapt_cr_reject(ev.u.cr.cr, pd, c.n));
@@ -413,7 +413,10 @@ static int pd_connect_one(struct side *s, uint16_t port, struct pd_case c)
 	T(ev.u.conn.ep == ep);
 	T(!pdata_is(ev.u.conn.pdata, ev.u.conn.pdata_len, c.n,
 		    c.reject ? 'r' : 'a'));
-	T(!!(ev.u.conn.flags & RAPT_CONN_FOREIGN_PEER) == (c.raw && c.n));
+	/* Raw bytes are foreign; so is an empty raw accept (a rapt peer
+	 * sends its header even then); an empty reject says nothing. */
+	T(!!(ev.u.conn.flags & RAPT_CONN_FOREIGN_PEER) ==
+	  (c.raw && (c.n || !c.reject)));
 	if (!c.reject) {
 		TOK(rapt_ep_disconnect(ep, RAPT_CLOSE_GRACEFUL, NULL, 0));
 		T(!ev_wait(s, RAPT_EV_DISCONNECTED, &ev));
@@ -1253,6 +1256,67 @@ static void test_wire_responder(void)
 	CU_ASSERT_EQUAL(wire_responder(), 0);
 }
 
+/*
+ * A foreign requester with no private data (rping's default): the CR and
+ * the accepting EP say foreign, and the reply carries the consumer's
+ * bytes raw, with no rapt header.  The other way round, an empty reply
+ * from a foreign responder makes our ESTABLISHED say foreign.
+ */
+static int wire_foreign_empty(void)
+{
+	struct rapt_cr_info ci;
+	struct rapt_ep_info ei;
+	struct rapt_psp *psp;
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	uint8_t b[300], r[64];
+	struct side s;
+	uint16_t port;
+	int fd, lfd;
+
+	T(!side_open(&s));
+	T(!psp_new(&s, 0, 0, 0, &psp, &port));
+	fd = plain_connect(port);
+	T(fd >= 0);
+	T(write(fd, b, mpa_frame(b, true, 0x10, 2, 0x8002, 0x8002, NULL, 0)) ==
+	  24);
+	T(!ev_wait(&s, RAPT_EV_CR_ARRIVAL, &ev));
+	TOK(rapt_cr_query(ev.u.cr.cr, &ci, sizeof(ci)));
+	T(ci.flags & RAPT_CRI_FOREIGN_PEER);
+	T(!ep_new(&s, 0, &ep));
+	TOK(rapt_cr_accept(ev.u.cr.cr, ep, "yes", 3));
+	T(read_full(fd, r, 27) == 27);
+	T(r[18] == 0 && r[19] == 7 && !memcmp(r + 24, "yes", 3));
+	T(write(fd, rtr, sizeof(rtr)) == sizeof(rtr));
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	T(ev.u.conn.flags & RAPT_CONN_FOREIGN_PEER);
+	TOK(rapt_ep_query(ep, &ei, sizeof(ei)));
+	T(ei.flags & RAPT_EPI_FOREIGN_PEER);
+	close(fd);
+	T(!ev_wait(&s, RAPT_EV_DISCONNECTED, &ev));
+	TOK(rapt_ep_free(ep));
+	TOK(rapt_psp_free(psp));
+
+	/* Our request, an empty P2P reply choosing Write. */
+	T(!raw_responder(&s, &lfd, &fd, &ep));
+	T(write(fd, b, mpa_frame(b, false, 0x10, 2, 0x8002, 0x8002, NULL,
+				 0)) == 24);
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	T(ev.u.conn.flags & RAPT_CONN_FOREIGN_PEER);
+	T(ev.u.conn.pdata_len == 0);
+	T(read_full(fd, b, 20) == 20 && !memcmp(b, rtr, 20));
+	close(fd);
+	close(lfd);
+	T(!ev_wait(&s, RAPT_EV_DISCONNECTED, &ev));
+	TOK(rapt_ep_free(ep));
+	return side_close(&s);
+}
+
+static void test_wire_foreign_empty(void)
+{
+	CU_ASSERT_EQUAL(wire_foreign_empty(), 0);
+}
+
 /* M=1: refused with a reject reply, never a CR. */
 static int wire_markers(void)
 {
@@ -1554,6 +1618,8 @@ static const struct {
 	{ "wire: initiator request, reply, RTR", test_wire_initiator },
 	{ "wire: reply with an RTR not offered", test_wire_bad_rtr },
 	{ "wire: responder, P2P / siw / rev 1 / CRC", test_wire_responder },
+	{ "wire: empty foreign request and reply: raw, foreign",
+	  test_wire_foreign_empty },
 	{ "wire: M=1 refused", test_wire_markers },
 	{ "wire: request and reply in pieces", test_wire_pieces },
 	{ "wire: bytes behind a request or a reply", test_wire_early_bytes },

@@ -526,6 +526,8 @@ enum rapt_pdata_kind {
 /**
  * struct rapt_pdata_view - a parsed private-data field
  * @foreign: 1 if there was no rapt header: @data is all the bytes as-is
+ *	(empty private data is foreign too: a rapt peer always sends the
+ *	header, even with no consumer bytes)
  * @version: header version (0 if foreign)
  * @kind: enum rapt_pdata_kind (0 if foreign)
  * @data: consumer bytes
