@@ -7,6 +7,8 @@
 #define RAPT_TESTS_CU_TABLE_H
 
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <CUnit/Basic.h>
 
@@ -22,9 +24,12 @@ struct test_suite {
 };
 
 /* Run @n suites: 0 if every case passed, 1 if one failed, 99 if CUnit
- * could not be set up (the automake hard-error code). */
+ * could not be set up (the automake hard-error code).  RAPT_TEST_ONLY=text
+ * runs only the cases whose name contains text (by hand, when chasing one
+ * failure). */
 static inline int cu_table_run(const struct test_suite *suites, size_t n)
 {
+	const char *only = getenv("RAPT_TEST_ONLY");
 	const struct test_case *c;
 	unsigned int failed;
 	CU_pSuite s;
@@ -37,7 +42,8 @@ static inline int cu_table_run(const struct test_suite *suites, size_t n)
 		if (!s)
 			goto err_registry;
 		for (c = suites[i].cases; c->name; c++)
-			if (!CU_add_test(s, c->name, c->fn))
+			if ((!only || strstr(c->name, only)) &&
+			    !CU_add_test(s, c->name, c->fn))
 				goto err_registry;
 	}
 	CU_basic_set_mode(CU_BRM_VERBOSE);
