@@ -1317,6 +1317,40 @@ static void test_wire_foreign_empty(void)
 	CU_ASSERT_EQUAL(wire_foreign_empty(), 0);
 }
 
+/* The peer resets an established connection: BROKEN, and its
+ * prov_status is the socket's error (ECONNRESET), not a generic EIO. */
+static int wire_reset(void)
+{
+	struct linger l = { .l_onoff = 1, .l_linger = 0 };
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	struct side s;
+	uint8_t b[64];
+	int fd, lfd;
+
+	T(!side_open(&s));
+	T(!raw_responder(&s, &lfd, &fd, &ep));
+	T(write(fd, b, mpa_frame(b, false, 0x10, 2, 0x8002, 0x8002, NULL,
+				 0)) == 24);
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	T(read_full(fd, b, 20) == 20);
+	T(!setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)));
+	close(fd);
+	close(lfd);
+	T(!ev_wait(&s, RAPT_EV_BROKEN, &ev));
+	if (ev.u.conn.prov_status != -ECONNRESET)
+		fprintf(stderr, "prov_status %d, want %d\n",
+			ev.u.conn.prov_status, -ECONNRESET);
+	T(ev.u.conn.prov_status == -ECONNRESET);
+	TOK(rapt_ep_free(ep));
+	return side_close(&s);
+}
+
+static void test_wire_reset(void)
+{
+	CU_ASSERT_EQUAL(wire_reset(), 0);
+}
+
 /* M=1: refused with a reject reply, never a CR. */
 static int wire_markers(void)
 {
@@ -1620,6 +1654,7 @@ static const struct {
 	{ "wire: responder, P2P / siw / rev 1 / CRC", test_wire_responder },
 	{ "wire: empty foreign request and reply: raw, foreign",
 	  test_wire_foreign_empty },
+	{ "wire: reset by the peer: BROKEN with ECONNRESET", test_wire_reset },
 	{ "wire: M=1 refused", test_wire_markers },
 	{ "wire: request and reply in pieces", test_wire_pieces },
 	{ "wire: bytes behind a request or a reply", test_wire_early_bytes },
