@@ -274,6 +274,10 @@ static inline uint16_t rapt__pdata_usable(uint16_t raw)
  * against the raw transport limit @raw_max.  Sets the error detail.
  * Return: framed length (>= 0), or RAPT_ELENGTH / RAPT_EINVAL.
  */
+/* memcheck.c: 0 if [@addr, @addr + @len) is mapped readable (and
+ * writable if @write); RAPT_EFAULT (a hole) or RAPT_EACCES otherwise. */
+int rapt__mem_check(const void *addr, size_t len, bool write);
+
 int rapt__pdata_prepare(const void *data, size_t len, uint16_t raw_max,
 			bool raw, const char *what, uint8_t out[RAPT_PDATA_MAX]);
 

@@ -260,6 +260,7 @@ static const struct {
 	{ ENOENT, RAPT_ENOENT },
 	{ EINTR, RAPT_EINTR },
 	{ EIO, RAPT_EIO },
+	{ EFAULT, RAPT_EFAULT },
 	{ ENXIO, RAPT_ENODEV },
 	{ E2BIG, RAPT_ELENGTH },
 	{ EAGAIN, RAPT_EAGAIN },

@@ -605,7 +605,7 @@ const char *rapt_sockaddr_str(const struct sockaddr *sa, char *buf,
  * One table for every provider.  Where rapt has a code with the errno's
  * own number it is that code (ENOENT, EINTR, EIO, EAGAIN, EBUSY, EEXIST,
  * EINVAL, ERANGE, EADDRINUSE, ENOTCONN, ETIMEDOUT, ECONNREFUSED,
- * ECANCELED, EMFILE); the others fold: ENFILE (the system's limit) is
+ * ECANCELED, EMFILE, EFAULT); the others fold: ENFILE (the system's limit) is
  * RAPT_EMFILE; ENOMEM, ENOBUFS and ENOSPC (a kernel limit, not a full
  * rapt queue) are RAPT_ENOMEM; EPERM
  * and EACCES RAPT_EACCES; ENODEV and ENXIO RAPT_ENODEV; EOPNOTSUPP and

@@ -398,8 +398,16 @@ struct rapt_lmr_info {
  * @lmr: output handle
  * @info: output keys and address (may be NULL; see rapt_lmr_query())
  *
+ * The whole region must be mapped readable, and writable too when @access
+ * has RAPT_MEM_LOCAL_WRITE or RAPT_MEM_REMOTE_WRITE: a registration is a
+ * promise that the provider (or a remote peer) may touch it.
+ *
  * Return: 0, RAPT_EINVAL (NULL address, zero length, unknown access bits),
- * RAPT_ERANGE (longer than max_lmr_size), RAPT_ENOMEM.
+ * RAPT_ERANGE (longer than max_lmr_size), RAPT_EFAULT (part of the region
+ * is not mapped: an unmapped address, or a length past the end of a
+ * mapping), RAPT_EACCES (mapped without the rights @access needs: a
+ * read-only mapping registered for writing, a PROT_NONE guard page),
+ * RAPT_ENOMEM.
  */
 RAPT_API int rapt_lmr_create(struct rapt_pz *pz, void *addr, size_t length,
 			     unsigned int access, struct rapt_lmr **lmr,
