@@ -96,7 +96,7 @@ static void take_pdata(struct rapt_core_ep *ep,
 	} else {
 		pret = rapt_prov_pdata_parse(ce->pdata, ce->pdata_len, &v);
 	}
-	*buf_len = (uint32_t)RAPT_MIN(v.len, (size_t)RAPT_PDATA_MAX);
+	*buf_len = (uint32_t)RAPT_MIN(v.len, (size_t)RAPT_PDATA_RECV_MAX);
 	if (*buf_len)
 		memcpy(buf, v.data, *buf_len);
 	c->pdata = *buf_len ? buf : NULL;

@@ -262,6 +262,10 @@ uint32_t rapt__evd_streams(struct rapt_core_evd *evd);
 #define RAPT_PDATA_MAGIC1 0x52
 #define RAPT_PDATA_HDR_VERSION 1
 #define RAPT_PDATA_MAX 256	/* largest raw field any transport has */
+/* Largest field a peer may send us: RFC 5044's 512 bytes of MPA private
+ * data (foreign iWARP peers may use them all, though rapt sends at most
+ * RAPT_PDATA_MAX).  Received bytes are never truncated. */
+#define RAPT_PDATA_RECV_MAX 512
 
 /* Consumer limit for a raw transport limit. */
 static inline uint16_t rapt__pdata_usable(uint16_t raw)
@@ -303,9 +307,9 @@ struct rapt_core_ep {
 	/* The peer's private data, one buffer per event that may carry it,
 	 * so a queued ESTABLISHED never sees the DISCONNECTED bytes. */
 	uint32_t pdata_len;
-	uint8_t pdata[RAPT_PDATA_MAX];	/* accept or reject pdata */
+	uint8_t pdata[RAPT_PDATA_RECV_MAX];	/* accept or reject pdata */
 	uint32_t disc_pdata_len;
-	uint8_t disc_pdata[RAPT_PDATA_MAX];
+	uint8_t disc_pdata[RAPT_PDATA_RECV_MAX];
 	struct sockaddr_storage local_addr;
 	struct sockaddr_storage remote_addr;
 };
@@ -342,7 +346,7 @@ struct rapt_core_cr {
 	struct rapt_core_cr *orphan_prev;
 	bool orphan;
 	struct rapt_cr_info info;
-	uint8_t pdata[RAPT_PDATA_MAX];
+	uint8_t pdata[RAPT_PDATA_RECV_MAX];
 };
 
 #endif /* RAPT_CORE_RAPT_INT_H */

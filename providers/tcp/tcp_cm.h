@@ -22,8 +22,9 @@
 
 #include "tcp.h"
 
-/* The largest MPA frame we send or accept: siw's 256 bytes of pdata. */
-#define CM_FRAME_MAX		(TCP_MPA_HDR_LEN + TCP_MPA_PD_LIMIT)
+/* The largest MPA frame we accept: RFC 5044's 512 bytes of pdata (we
+ * send at most siw's 256, TCP_MPA_PD_LIMIT). */
+#define CM_FRAME_MAX		TCP_MPA_FRAME_MAX
 
 /* A frame is read with room for one byte more: bytes behind it show. */
 #define CM_READ_MAX		(CM_FRAME_MAX + 1)

@@ -148,7 +148,7 @@ static void pattern(uint8_t *p, size_t n, char seed)
 
 static int pdata_is(const void *got, uint32_t got_len, size_t n, char seed)
 {
-	uint8_t want[PD_RAW];
+	uint8_t want[512];
 
 	pattern(want, n, seed);
 	if (got_len != n || (n && (!got || memcmp(got, want, n)))) {
@@ -1380,6 +1380,60 @@ static int wire_markers(void)
 	return side_close(&s);
 }
 
+/*
+ * RFC 6581: a P2P request offering only the Send RTR, or no RTR type, has
+ * no answer we may give (we pick only among the types offered): an MPA
+ * reject, never a CR, never a reply choosing the Write RTR.  A request
+ * with 508 bytes of private data (RFC 5044's 512 with IRD/ORD) is taken
+ * whole.
+ */
+static int wire_rtr_and_512(void)
+{
+	static const int ords[] = { 0x0001, 0x0001 };
+	static const int irds[] = { 0xc001, 0x8001 };
+	struct rapt_cr_info ci;
+	struct rapt_event ev;
+	struct rapt_psp *psp;
+	uint8_t b[600], pd[508];
+	struct side s;
+	uint16_t port;
+	unsigned int i;
+	int fd;
+
+	T(!side_open(&s));
+	T(!psp_new(&s, 0, 0, 0, &psp, &port));
+	for (i = 0; i < 2; i++) {
+		fd = plain_connect(port);
+		T(fd >= 0);
+		T(write(fd, b, mpa_frame(b, true, 0x10, 2, irds[i], ords[i],
+					 NULL, 0)) == 24);
+		T(read_full(fd, b, 28) == 28);
+		T(!memcmp(b, "MPA ID Rep Frame", 16));
+		T(b[16] == 0x30);		/* R: rejected */
+		T(!wait_eof(fd, EV_MS));
+		close(fd);
+		T(!ev_none(&s, 50));
+	}
+	pattern(pd, sizeof(pd), 'f');
+	fd = plain_connect(port);
+	T(fd >= 0);
+	T(write(fd, b, mpa_frame(b, true, 0x10, 2, 0x8002, 0x8002, pd,
+				 sizeof(pd))) == 532);
+	T(!ev_wait(&s, RAPT_EV_CR_ARRIVAL, &ev));
+	TOK(rapt_cr_query(ev.u.cr.cr, &ci, sizeof(ci)));
+	T(ci.flags & RAPT_CRI_FOREIGN_PEER);
+	T(!pdata_is(ci.pdata, ci.pdata_len, sizeof(pd), 'f'));
+	TOK(rapt_cr_reject(ev.u.cr.cr, NULL, 0));
+	close(fd);
+	TOK(rapt_psp_free(psp));
+	return side_close(&s);
+}
+
+static void test_wire_rtr_and_512(void)
+{
+	CU_ASSERT_EQUAL(wire_rtr_and_512(), 0);
+}
+
 static void test_wire_markers(void)
 {
 	CU_ASSERT_EQUAL(wire_markers(), 0);
@@ -1656,6 +1710,8 @@ static const struct {
 	  test_wire_foreign_empty },
 	{ "wire: reset by the peer: BROKEN with ECONNRESET", test_wire_reset },
 	{ "wire: M=1 refused", test_wire_markers },
+	{ "wire: no Write/Read RTR offered: refused; 512-byte pdata taken",
+	  test_wire_rtr_and_512 },
 	{ "wire: request and reply in pieces", test_wire_pieces },
 	{ "wire: bytes behind a request or a reply", test_wire_early_bytes },
 	{ "wire: Send with Invalidate of an unknown key",
