@@ -387,4 +387,8 @@ void conf_run_active(struct conf_ctl *ctl, const struct conf_suite *s,
 	conf_role_teardown(c);
 	if (t->passive)
 		collect_result(c);
+	/* A test that checked nothing proved nothing: it fails, unless it
+	 * was skipped (with its reason). */
+	if (!c->nchecks && !c->skipped && !c->nfail)
+		FAIL("the test made no check (neither role checked anything nor skipped)");
 }
