@@ -236,6 +236,7 @@ struct rapt_core_ia {
 	struct rapt_core_cr *orphans;	/* cancelled CRs nobody decided */
 	uint32_t norphans;		/* orphans not yet freed (cr.c) */
 	pthread_cond_t orphans_gone;	/* norphans reached 0 */
+	_Atomic uint32_t peer_timeout_ms;	/* new EPs' (peer_timeout.c) */
 };
 
 static inline const struct rapt_prov_ops *rapt__ops(struct rapt_obj *o)
@@ -278,6 +279,9 @@ static inline uint16_t rapt__pdata_usable(uint16_t raw)
  * against the raw transport limit @raw_max.  Sets the error detail.
  * Return: framed length (>= 0), or RAPT_ELENGTH / RAPT_EINVAL.
  */
+/* peer_timeout.c: give a new EP the IA's peer timeout (no lock held). */
+void rapt__ep_peer_timeout_init(struct rapt_core_ep *ep);
+
 /* memcheck.c: 0 if [@addr, @addr + @len) is mapped readable (and
  * writable if @write); RAPT_EFAULT (a hole) or RAPT_EACCES otherwise. */
 int rapt__mem_check(const void *addr, size_t len, bool write);
@@ -301,6 +305,7 @@ struct rapt_core_ep {
 	struct rapt_core_evd *req_evd;
 	struct rapt_core_evd *conn_evd;
 	uint32_t flags;			/* RAPT_EPI_* */
+	uint32_t peer_timeout_ms;	/* 0: the provider has none */
 	uint32_t rdma_read_in;
 	uint32_t rdma_read_out;
 	uint32_t post_flags;		/* RAPT_POST_* the IA supports */

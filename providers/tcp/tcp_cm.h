@@ -151,6 +151,7 @@ void tcp_cm_sa_get(const union cm_sa *a, struct sockaddr_storage *ss);
 void tcp_cm_sa_local(int fd, union cm_sa *a);
 int tcp_sock_err(int fd);
 void tcp_sock_nodelay(int fd);
+void tcp_sock_peer_timeout(int fd, uint32_t ms);
 void tcp_sock_abort(int fd);
 void tcp_sock_send_frame(int fd, struct tcp_cap *cap, const uint8_t *buf,
 			 int len);
