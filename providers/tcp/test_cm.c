@@ -31,6 +31,7 @@
 #include <rapt/rapt.h>
 
 #include "tests/scenario.h"
+#include "tests/cu_table.h"
 
 #define EV_MS		5000	/* generous: the machine is shared */
 #define PD_FRAMED	248	/* 252 raw MPA bytes minus rapt's header */
@@ -1048,7 +1049,7 @@ static int ipv6_loopback(void)
 	if (fd < 0 || bind(fd, (struct sockaddr *)&six, sizeof(six))) {
 		if (fd >= 0)
 			close(fd);
-		fprintf(stderr, "no IPv6 loopback here: skipped\n");
+		cu_skip("IPv6 loopback: no ::1 here");
 		return 0;
 	}
 	close(fd);
@@ -1737,5 +1738,5 @@ int main(void)
 	CU_basic_run_tests();
 	failed = CU_get_number_of_failures();
 	CU_cleanup_registry();
-	return failed ? 1 : 0;
+	return cu_exit_status(failed);
 }
