@@ -117,6 +117,7 @@ struct tcp_psp {
 	struct rapt_core_psp *cpsp;
 	struct rapt_list reqs;		/* its requests (struct tcp_cr) */
 	uint32_t hs_timeout_ms;
+	uint32_t hs_limit;		/* the core's, for psp_make_room() */
 	union cm_sa laddr;		/* the listener's */
 	bool wildcard;			/* laddr is no connection's address */
 };

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -722,6 +723,28 @@ static void test_silent_client(void)
 }
 
 /* Over the handshake limit: refused as BUSY before anything is read. */
+/* One prompt client against a full handshake limit; 0 if it got in. */
+static int prompt_client(struct side *srv, struct side *cli, uint16_t port)
+{
+	struct rapt_ep *cep, *sep;
+	struct rapt_event ev;
+
+	T(!ep_new(cli, 0, &cep));
+	TOK(rapt_ep_connect(cep, lo_addr(), port, "hi", 2, 5000000));
+	T(!ev_wait(srv, RAPT_EV_CR_ARRIVAL, &ev));
+	T(!establish(srv, cli, cep, ev.u.cr.cr, &sep));
+	TOK(rapt_ep_free(cep));		/* a reset: BROKEN */
+	T(!ev_wait(srv, 0, &ev) && ev.u.conn.ep == sep);
+	T(ev.type == RAPT_EV_BROKEN || ev.type == RAPT_EV_DISCONNECTED);
+	TOK(rapt_ep_free(sep));
+	return 0;
+}
+
+/*
+ * A full handshake limit (1): a silent client makes room for a prompt
+ * one (it is dropped: EOF), so no BUSY; a client that has sent part of
+ * its request keeps its slot, and then the next one gets BUSY.
+ */
 static int handshake_limit(void)
 {
 	struct rapt_psp_info info;
@@ -737,6 +760,16 @@ static int handshake_limit(void)
 	fd = plain_connect(port);
 	T(fd >= 0);
 	T(!psp_wait_info(psp, 1, 0, &info));
+	T(!prompt_client(&srv, &cli, port));
+	T(!wait_eof(fd, EV_MS));	/* the silent one made room */
+	close(fd);
+	TOK(rapt_psp_query(psp, &info, sizeof(info)));
+	T(info.busy_rejects == 0 && info.in_handshake == 0);
+
+	fd = plain_connect(port);
+	T(fd >= 0);
+	T(write(fd, "MPA ID Req", 10) == 10);	/* making progress */
+	T(!psp_wait_info(psp, 1, 0, &info));
 	T(!ep_new(&cli, 0, &ep));
 	TOK(rapt_ep_connect(ep, lo_addr(), port, NULL, 0, 5000000));
 	T(!ev_wait(&cli, RAPT_EV_NON_PEER_REJECTED, &ev));
@@ -749,6 +782,63 @@ static int handshake_limit(void)
 	TOK(rapt_psp_free(psp));
 	T(!side_close(&cli));
 	return side_close(&srv);
+}
+
+/*
+ * The bar of issue #13: 1,000 silent connections held open against the
+ * default handshake limit (128), and 100 prompt clients connecting during
+ * them: every one gets in.  The silent ones stay connected (only the
+ * listener drops the oldest of them).
+ */
+#define FLOOD_SILENT	1000
+#define FLOOD_PROMPT	100
+
+static int half_open_flood(void)
+{
+	struct rapt_psp_info info;
+	struct rapt_psp *psp;
+	struct side srv, cli;
+	struct rlimit rl;
+	int fds[FLOOD_SILENT], n = 0, ok = 0, ret = -1;
+	uint16_t port;
+
+	T(!getrlimit(RLIMIT_NOFILE, &rl));
+	if (rl.rlim_max < FLOOD_SILENT + 512) {
+		cu_skip("half-open flood: RLIMIT_NOFILE hard limit too low");
+		return 0;
+	}
+	rl.rlim_cur = rl.rlim_max;
+	T(!setrlimit(RLIMIT_NOFILE, &rl));
+	T(!side_open(&srv) && !side_open(&cli));
+	T(!psp_new(&srv, 0, 0, 0, &psp, &port));
+	for (n = 0; n < FLOOD_SILENT; n++) {
+		fds[n] = plain_connect(port);
+		if (fds[n] < 0)
+			goto out;
+		/* a prompt client every tenth silent one */
+		if (n % (FLOOD_SILENT / FLOOD_PROMPT) == 0 &&
+		    !prompt_client(&srv, &cli, port))
+			ok++;
+	}
+	TOK(rapt_psp_query(psp, &info, sizeof(info)));
+	fprintf(stderr, "flood: %d silent, %d of %d prompt clients in, busy %llu, in_handshake %u\n",
+		n, ok, FLOOD_PROMPT, (unsigned long long)info.busy_rejects,
+		info.in_handshake);
+	if (ok == FLOOD_PROMPT && info.busy_rejects == 0 &&
+	    info.in_handshake <= info.handshake_limit)
+		ret = 0;
+out:
+	while (n-- > 0)
+		close(fds[n]);
+	TOK(rapt_psp_free(psp));
+	T(!side_close(&cli));
+	T(!side_close(&srv));
+	return ret;
+}
+
+static void test_half_open_flood(void)
+{
+	CU_ASSERT_EQUAL(half_open_flood(), 0);
 }
 
 static void test_handshake_limit(void)
@@ -1696,7 +1786,10 @@ static const struct {
 	{ "peer closes during the MPA exchange",
 	  test_peer_closes_in_handshake },
 	{ "silent client: handshake timeout", test_silent_client },
-	{ "handshake limit: BUSY", test_handshake_limit },
+	{ "handshake limit: silent ones make room, BUSY only for progress",
+	  test_handshake_limit },
+	{ "1000 silent connections, 100 prompt clients all get in",
+	  test_half_open_flood },
 	{ "requester leaves before the decision", test_cr_cancelled },
 	{ "graceful disconnect, both directions", test_disconnect_graceful },
 	{ "abrupt disconnect", test_disconnect_abrupt },
