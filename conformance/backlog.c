@@ -379,6 +379,7 @@ static void hslimit_active(struct conf_ctx *c)
 	TRY(conf_barrier(c, "counted"));
 	TRY(conf_connect(c, &s, &addr, sid, NULL, 0, NULL));
 	ho_check_dropped(c, fd[0]);	/* the oldest made room */
+	TRY(conf_barrier(c, "made-room"));	/* counted before we go on */
 	/* Clients that make progress keep their slots: socket mode only. */
 	progress = ho_mode(c) == CONF_HO_SOCKET;
 	TRY(conf_send_u64(c, "progress", progress));
@@ -427,6 +428,7 @@ static void hslimit_passive(struct conf_ctx *c)
 	REQUIRE_OK(rapt_psp_query(l.psp, &pi, sizeof(pi)));
 	EXPECT_EQ(pi.busy_rejects, 0);
 	EXPECT_EQ(pi.in_handshake, 1);	/* the oldest silent one went */
+	TRY(conf_barrier(c, "made-room"));
 	TRY(conf_recv_u64(c, "progress", &progress));
 	if (!progress)
 		goto out;
