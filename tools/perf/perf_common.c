@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -502,14 +503,18 @@ bool perf_ctl_event(struct perf_side *s, const struct rapt_event *ev,
 
 int64_t perf_stall_us(void)
 {
-	static int64_t stall;
+	/* Server and client may be threads of one process: the value is
+	 * the same whoever reads the environment first. */
+	static _Atomic int64_t stall;
+	int64_t us = atomic_load_explicit(&stall, memory_order_relaxed);
 	const char *v;
 
-	if (!stall) {
+	if (!us) {
 		v = getenv("RAPT_PERF_STALL_MS");
-		stall = v && atoll(v) > 0 ? atoll(v) * 1000 : PERF_STALL_US;
+		us = v && atoll(v) > 0 ? atoll(v) * 1000 : PERF_STALL_US;
+		atomic_store_explicit(&stall, us, memory_order_relaxed);
 	}
-	return stall;
+	return us;
 }
 
 static void stall_report(void)
