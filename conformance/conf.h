@@ -245,6 +245,8 @@ struct conf_ctx {
 
 	pthread_mutex_t lock;		/* guards results and objects */
 	unsigned int nchecks;
+	unsigned int nbody;		/* checks the test itself made (both
+					 * roles), not setup's or teardown's */
 	unsigned int nfail;
 	char **fails;			/* "file:line: message" */
 	unsigned int nmsgs;		/* entries of @fails */
