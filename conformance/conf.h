@@ -65,6 +65,7 @@ struct conf_opts {
 	bool verbose;
 	bool long_run;			/* --long */
 	bool no_fork;			/* --no-fork */
+	bool netcut;			/* --netcut: may cut links (nft) */
 	bool once;			/* --once (server) */
 	const char **runs;		/* --run, repeatable */
 	unsigned int nruns;
@@ -244,6 +245,8 @@ struct conf_ctx {
 
 	pthread_mutex_t lock;		/* guards results and objects */
 	unsigned int nchecks;
+	unsigned int nbody;		/* checks the test itself made (both
+					 * roles), not setup's or teardown's */
 	unsigned int nfail;
 	char **fails;			/* "file:line: message" */
 	unsigned int nmsgs;		/* entries of @fails */
@@ -542,6 +545,11 @@ void conf_fill(void *buf, size_t len, uint32_t seed);
 long conf_verify(const void *buf, size_t len, uint32_t seed);
 uint8_t conf_pattern_byte(size_t i, uint32_t seed);
 int64_t conf_now_us(void);
+
+/* netcut.c: cut one connection's link (the silent-peer tests). */
+const char *conf_netcut_why_not(void);
+int conf_netcut(struct conf_ctx *c, struct rapt_ep *ep);
+void conf_netcut_undo(void);
 void conf_sleep_ms(unsigned int ms);
 int conf_addr_parse(const char *s, struct sockaddr_storage *ss);
 const char *conf_addr_str(const struct sockaddr_storage *ss, char *buf,

@@ -561,6 +561,121 @@ out:
 	return;
 }
 
+/*
+ * A peer that goes silent (its host dies, the link is cut) must end in
+ * BROKEN or DISCONNECTED within the EP's peer timeout, on an idle
+ * connection and on one with data in flight.  Both roles set a short
+ * bound; the active role cuts the link of the data connection only (the
+ * control channel lives on), and in the busy case keeps sends in flight.
+ */
+#define SILENT_BOUND_MS		2000u
+#define SILENT_SENDS		16
+
+/* Both roles agree whether the test can run: 0 to go on. */
+static int silent_agree(struct conf_ctx *c, bool active)
+{
+	const char *why = conf_netcut_why_not();
+	uint64_t ok = why == NULL;
+
+	if (active ? conf_send_u64(c, "can-cut", ok) :
+		     conf_recv_u64(c, "can-cut", &ok))
+		return -1;
+	if (!ok) {
+		conf_skip(c, "%s", why ? why : "the active role cannot cut a link");
+		return -1;
+	}
+	return 0;
+}
+
+/* Set the bound on @ep; 0, or -1 (skipped: the provider has none). */
+static int silent_bound(struct conf_ctx *c, struct rapt_ep *ep)
+{
+	uint32_t ms = 0;
+	int rc = rapt_ep_set_peer_timeout(ep, SILENT_BOUND_MS);
+
+	if (rc == RAPT_ENOTSUP) {
+		conf_skip(c, "the provider has no peer timeout (RAPT_ENOTSUP)");
+		return -1;
+	}
+	if (!EXPECT_OK(rc) || !EXPECT_OK(rapt_ep_get_peer_timeout(ep, &ms)) ||
+	    !EXPECT_EQ(ms, SILENT_BOUND_MS))
+		return -1;
+	return 0;
+}
+
+/* The end of a silent peer, within the bound (and some slack). */
+static void silent_end(struct conf_ctx *c, struct conf_ep_set *s,
+		       int64_t t0)
+{
+	int limit = conf_tmo(c, 2 * SILENT_BOUND_MS + 2000);
+	struct rapt_event ev;
+	int64_t dt;
+	int rc;
+
+	rc = conf_wait(c, s->conn_evd, limit, &ev);
+	dt = (conf_now_us() - t0) / 1000;
+	if (!EXPECT_MSG(rc == 0, "the peer has been silent for %lld ms (bound %u ms) and the EP says nothing",
+			(long long)dt, SILENT_BOUND_MS))
+		return;
+	EXPECT_MSG(ev.type == RAPT_EV_BROKEN ||
+		   ev.type == RAPT_EV_DISCONNECTED,
+		   "a silent peer gave %s, expected BROKEN or DISCONNECTED",
+		   rapt_event_name(ev.type));
+	conf_note(c, "silent peer noticed after %lld ms (bound %u ms), prov_status %d",
+		  (long long)dt, SILENT_BOUND_MS, ev.u.conn.prov_status);
+}
+
+static void silent_active(struct conf_ctx *c, bool busy)
+{
+	struct conf_ep_set s;
+	struct rapt_sge sge;
+	int64_t t0;
+	int i;
+
+	TRY(silent_agree(c, true));
+	TRY(conf_pair_active(c, &s, NULL, 1, 64));
+	TRY(silent_bound(c, s.ep));
+	TRY(conf_netcut(c, s.ep));
+	t0 = conf_now_us();
+	TRY(conf_barrier(c, "cut"));
+	for (i = 0; busy && i < SILENT_SENDS; i++) {
+		sge.addr = (uintptr_t)s.buf;
+		sge.length = (uint32_t)s.len;
+		sge.lkey = s.mi.lkey;
+		REQUIRE_OK(rapt_ep_post_send(s.ep, &sge, 1, (uint64_t)i, 0));
+	}
+	silent_end(c, &s, t0);
+	TRY(conf_barrier(c, "down"));
+out:
+	conf_netcut_undo();
+}
+
+static void silent_passive(struct conf_ctx *c)
+{
+	struct conf_ep_set s;
+	int64_t t0;
+
+	TRY(silent_agree(c, false));
+	TRY(conf_pair_passive(c, &s, NULL, 1, 64));	/* nothing arrives */
+	TRY(silent_bound(c, s.ep));
+	TRY(conf_barrier(c, "cut"));
+	t0 = conf_now_us();
+	silent_end(c, &s, t0);
+	TRY(conf_barrier(c, "down"));
+out:
+	return;
+}
+
+static void t_silent_idle(struct conf_ctx *c)
+{
+	silent_active(c, false);
+}
+
+static void t_silent_busy(struct conf_ctx *c)
+{
+	silent_active(c, true);
+}
+
 static const struct conf_test disconnect_tests[] = {
 	{ "graceful_active", "the active side disconnects gracefully: both flush receives, then DISCONNECTED",
 	  t_ga_active, t_ga_passive },
@@ -576,6 +691,10 @@ static const struct conf_test disconnect_tests[] = {
 	  cancel_active, cancel_passive },
 	{ "peer_killed", "a peer process killed with SIGKILL gives BROKEN or DISCONNECTED in bounded time",
 	  killed_active, killed_passive },
+	{ "peer_silent_idle", "an idle connection whose link is cut ends BROKEN or DISCONNECTED within the peer timeout",
+	  t_silent_idle, silent_passive },
+	{ "peer_silent_busy", "a connection with sends in flight whose link is cut ends BROKEN or DISCONNECTED within the peer timeout",
+	  t_silent_busy, silent_passive },
 };
 
 CONF_SUITE(conf_suite_disconnect, "disconnect", "graceful, abrupt, peer death",

@@ -566,9 +566,50 @@ out:
 	return;
 }
 
+/* The peer timeout: 30 s by default, per IA for new EPs, per EP. */
+static void t_peer_timeout(struct conf_ctx *c)
+{
+	struct conf_ep_set s;
+	struct rapt_ep *ep2;
+	uint32_t ms = 0;
+	int rc;
+
+	REQUIRE_OK(rapt_ia_get_peer_timeout(c->ia, &ms));
+	EXPECT_EQ(ms, RAPT_PEER_TIMEOUT_DEFAULT_MS);
+	EXPECT_RC(rapt_ia_set_peer_timeout(c->ia, RAPT_PEER_TIMEOUT_MIN_MS - 1),
+		  RAPT_ERANGE);
+	EXPECT_RC(rapt_ia_set_peer_timeout(c->ia, RAPT_PEER_TIMEOUT_MAX_MS + 1),
+		  RAPT_ERANGE);
+	EXPECT_RC(rapt_ia_get_peer_timeout(c->ia, NULL), RAPT_EINVAL);
+	TRY(conf_set_create(c, &s, NULL));
+	rc = rapt_ep_get_peer_timeout(s.ep, &ms);
+	if (rc == RAPT_ENOTSUP) {
+		EXPECT_RC(rapt_ep_set_peer_timeout(s.ep, 5000), RAPT_ENOTSUP);
+		conf_skip(c, "the provider has no peer timeout (RAPT_ENOTSUP)");
+		goto out;
+	}
+	REQUIRE_OK(rc);
+	EXPECT_EQ(ms, RAPT_PEER_TIMEOUT_DEFAULT_MS);
+	EXPECT_RC(rapt_ep_set_peer_timeout(s.ep, 999), RAPT_ERANGE);
+	REQUIRE_OK(rapt_ep_set_peer_timeout(s.ep, 4000));
+	REQUIRE_OK(rapt_ep_get_peer_timeout(s.ep, &ms));
+	EXPECT_EQ(ms, 4000);
+	/* The IA's value is for EPs created afterwards. */
+	REQUIRE_OK(rapt_ia_set_peer_timeout(c->ia, 7000));
+	REQUIRE_OK(rapt_ep_get_peer_timeout(s.ep, &ms));
+	EXPECT_EQ(ms, 4000);
+	TRY(conf_set_ep(c, &s, NULL, &ep2));
+	REQUIRE_OK(rapt_ep_get_peer_timeout(ep2, &ms));
+	EXPECT_EQ(ms, 7000);
+out:
+	return;
+}
+
 static const struct conf_test ep_tests[] = {
 	{ "new", "a new EP is UNCONNECTED with default attributes within the IA's limits",
 	  t_new, NULL },
+	{ "peer_timeout", "the peer timeout is 30 s by default, set per IA for new EPs and per EP, and range-checked",
+	  t_peer_timeout, NULL },
 	{ "post_unconnected", "send/write/read on an unconnected EP fail with RAPT_ESTATE; receives work",
 	  t_post_unconnected, NULL },
 	{ "post_pending", "ACTIVE_PENDING refuses sends; receives posted before and during connect catch the first messages",

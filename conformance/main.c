@@ -32,8 +32,10 @@
 
 struct conf_opts conf_opt = {
 	.port = CONF_DEFAULT_PORT,
-	.unreachable = "192.0.2.1",
-	.blackhole = "198.51.100.1",
+	/* Nothing outside the machine by default: the fault tests skip
+	 * until given addresses (run-check.sh builds them in namespaces). */
+	.unreachable = "none",
+	.blackhole = "none",
 	.max_size = 1u << 20,
 	.test_timeout_s = 300,
 	.scale = 1,
@@ -422,6 +424,7 @@ enum {
 	OPT_LONG,
 	OPT_CYCLES,
 	OPT_NO_FORK,
+	OPT_NETCUT,
 	OPT_UNREACHABLE,
 	OPT_BLACKHOLE,
 	OPT_HALF_OPEN,
@@ -446,6 +449,7 @@ static const struct option long_opts[] = {
 	{ "long", no_argument, NULL, OPT_LONG },
 	{ "cycles", required_argument, NULL, OPT_CYCLES },
 	{ "no-fork", no_argument, NULL, OPT_NO_FORK },
+	{ "netcut", no_argument, NULL, OPT_NETCUT },
 	{ "unreachable-addr", required_argument, NULL, OPT_UNREACHABLE },
 	{ "blackhole-addr", required_argument, NULL, OPT_BLACKHOLE },
 	{ "half-open", required_argument, NULL, OPT_HALF_OPEN },
@@ -481,10 +485,13 @@ static void usage(FILE *f)
 "      --port P             control channel port (default %u)\n"
 "      --server-addr ADDR   the server's RDMA address, if not its IA's own\n"
 "\n"
-"Fault injection (\"none\" skips the test):\n"
-"      --unreachable-addr A address that gives UNREACHABLE (default 192.0.2.1)\n"
+"Fault injection (\"none\", the default, skips the test: nothing is sent\n"
+"outside the machine unless you name an address):\n"
+"      --unreachable-addr A address that gives UNREACHABLE\n"
 "      --blackhole-addr A   address that never answers: TIMED_OUT\n"
-"                           (default 198.51.100.1)\n"
+"      --netcut             this network namespace is the suite's own: the\n"
+"                           silent-peer tests may cut links in it with nft\n"
+"                           (root)\n"
 "      --half-open MODE     silent half-open client for the backlog tests:\n"
 "                           socket (a TCP socket to the PSP's port),\n"
 "                           connect:ADDR (rapt_ep_connect to ADDR), none;\n"
@@ -643,6 +650,7 @@ static int parse_opts(int argc, char **argv, const char **child,
 				return -1;
 			break;
 		case OPT_NO_FORK: conf_opt.no_fork = true; break;
+		case OPT_NETCUT: conf_opt.netcut = true; break;
 		case OPT_UNREACHABLE: conf_opt.unreachable = optarg; break;
 		case OPT_BLACKHOLE: conf_opt.blackhole = optarg; break;
 		case OPT_HALF_OPEN:

@@ -8,6 +8,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "conf.h"
 
@@ -317,6 +319,50 @@ out:
 	return;
 }
 
+/*
+ * Registration refuses memory it could not honour: a peer's RDMA write
+ * into a read-only page, a hole or a guard page would kill the process.
+ * Three pages: read-write, read-only, none; then the read-write one is
+ * unmapped for the hole cases.
+ */
+static void t_lmr_mapping(struct conf_ctx *c)
+{
+	const unsigned int w = RAPT_MEM_LOCAL_WRITE;
+	const unsigned int rw = RAPT_MEM_REMOTE_WRITE;
+	long pg = sysconf(_SC_PAGESIZE);
+	struct rapt_lmr *lmr = NULL;
+	uint8_t *p;
+
+	p = mmap(NULL, (size_t)pg * 3, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	REQUIRE(p != MAP_FAILED);
+	REQUIRE(!mprotect(p + pg, (size_t)pg, PROT_READ));
+	REQUIRE(!mprotect(p + 2 * pg, (size_t)pg, PROT_NONE));
+	/* read-only: fine to read, refused for any write right */
+	EXPECT_OK(rapt_lmr_create(c->pz, p + pg, 64, RAPT_MEM_REMOTE_READ,
+				  &lmr, NULL));
+	if (lmr)
+		EXPECT_OK(rapt_lmr_free(lmr));
+	EXPECT_RC(rapt_lmr_create(c->pz, p + pg, 64, rw, &lmr, NULL),
+		  RAPT_EACCES);
+	EXPECT_RC(rapt_lmr_create(c->pz, p + pg, 64, w, &lmr, NULL),
+		  RAPT_EACCES);
+	/* read-write running into the read-only page */
+	EXPECT_RC(rapt_lmr_create(c->pz, p, (size_t)pg + 1, rw, &lmr, NULL),
+		  RAPT_EACCES);
+	/* a PROT_NONE guard page is not even readable */
+	EXPECT_RC(rapt_lmr_create(c->pz, p + 2 * pg, 64, 0, &lmr, NULL),
+		  RAPT_EACCES);
+	REQUIRE(!munmap(p + pg, (size_t)pg * 2));
+	/* a length past the end of a mapping, then nothing mapped at all */
+	EXPECT_RC(rapt_lmr_create(c->pz, p, (size_t)pg + 64, 0, &lmr, NULL),
+		  RAPT_EFAULT);
+	REQUIRE(!munmap(p, (size_t)pg));
+	EXPECT_RC(rapt_lmr_create(c->pz, p, 64, rw, &lmr, NULL), RAPT_EFAULT);
+out:
+	return;
+}
+
 static void t_lmr_info(struct conf_ctx *c)
 {
 	static const struct {
@@ -471,6 +517,8 @@ static const struct conf_test objects_tests[] = {
 	  t_reuse, NULL },
 	{ "lmr_args", "zero, NULL, huge and wrapping registrations fail; outputs untouched",
 	  t_lmr_args, NULL },
+	{ "lmr_mapping", "registering unmapped memory fails RAPT_EFAULT, memory without the asked rights RAPT_EACCES",
+	  t_lmr_mapping, NULL },
 	{ "lmr_info", "registrations of odd offsets and lengths report what was asked; keys unique",
 	  t_lmr_info, NULL },
 	{ "ep_args", "EP creation checks its EVDs' streams and IA, attributes and flags",

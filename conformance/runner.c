@@ -97,6 +97,20 @@ void conf_role_teardown(struct conf_ctx *c)
 	c->ia = NULL;
 }
 
+/* Run one role's code; count the checks it made itself. */
+static void run_role(struct conf_ctx *c, void (*fn)(struct conf_ctx *))
+{
+	unsigned int before;
+
+	pthread_mutex_lock(&c->lock);
+	before = c->nchecks;
+	pthread_mutex_unlock(&c->lock);
+	fn(c);
+	pthread_mutex_lock(&c->lock);
+	c->nbody += c->nchecks - before;
+	pthread_mutex_unlock(&c->lock);
+}
+
 static uint32_t end_flags(struct conf_ctx *c)
 {
 	uint32_t f = 0;
@@ -187,14 +201,14 @@ void conf_run_passive(struct conf_ctl *ctl, const struct conf_suite *s,
 	c.test = t;
 	c.suite = s;
 	if (!conf_role_setup(&c))
-		t->passive(&c);
+		run_role(&c, t->passive);
 	send_end(&c, CONF_MSG_DONE);
 	wait_peer_end(&c, CONF_MSG_END);
 	conf_role_teardown(&c);
 	for (i = 0; i < c.nmsgs; i++)
 		(void)conf_ctl_send(ctl, CONF_MSG_FAIL, seq, 0, "fail",
 				    c.fails[i], strlen(c.fails[i]) + 1);
-	snprintf(res, sizeof(res), "%u %u %u %s", c.nfail, c.nchecks,
+	snprintf(res, sizeof(res), "%u %u %u %s", c.nfail, c.nbody,
 		 c.skipped ? 1u : 0u, c.skip_reason);
 	(void)conf_ctl_send(ctl, CONF_MSG_RESULT, seq, 0, "result", res,
 			    strlen(res) + 1);
@@ -349,6 +363,7 @@ static void collect_result(struct conf_ctx *c)
 	}
 	pthread_mutex_lock(&c->lock);
 	c->nchecks += nchecks;
+	c->nbody += nchecks;	/* the passive role's own */
 	if (nfail > lines)
 		c->nfail += nfail - lines;
 	pthread_mutex_unlock(&c->lock);
@@ -392,7 +407,7 @@ void conf_run_active(struct conf_ctl *ctl, const struct conf_suite *s,
 		}
 	}
 	if (!conf_role_setup(c))
-		t->active(c);
+		run_role(c, t->active);
 	if (t->passive) {
 		send_end(c, CONF_MSG_END);
 		wait_peer_end(c, CONF_MSG_DONE);
@@ -400,4 +415,8 @@ void conf_run_active(struct conf_ctl *ctl, const struct conf_suite *s,
 	conf_role_teardown(c);
 	if (t->passive)
 		collect_result(c);
+	/* A test that checked nothing proved nothing: it fails, unless it
+	 * was skipped (with its reason).  Setup's checks do not count. */
+	if (!c->nbody && !c->skipped && !c->nfail)
+		FAIL("the test made no check (neither role checked anything nor skipped)");
 }

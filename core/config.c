@@ -354,22 +354,13 @@ static int conf_cannot_read(const char *path, int err)
 			  strerror(err));
 }
 
-/* Parse one file; a missing file is fine unless @required. */
-static int conf_file(struct rapt_conf *conf, const char *path, bool required)
+int rapt__conf_stream(struct rapt_conf *conf, FILE *f, const char *path)
 {
 	struct conf_pos pos = { .file = path };
 	size_t cap = 0;
 	char *line = NULL;
-	FILE *f;
 	int ret = 0;
 
-	f = fopen(path, "re");
-	if (!f) {
-		if (errno == ENOENT && !required)
-			return 0;
-		return conf_cannot_read(path, errno);
-	}
-	rapt_dbg("reading %s", path);
 	errno = 0;
 	while (getline(&line, &cap, f) >= 0) {
 		pos.line++;
@@ -383,6 +374,23 @@ static int conf_file(struct rapt_conf *conf, const char *path, bool required)
 		ret = conf_cannot_read(path, errno ? errno : EIO);
 out:
 	free(line);
+	return ret;
+}
+
+/* Parse one file; a missing file is fine unless @required. */
+static int conf_file(struct rapt_conf *conf, const char *path, bool required)
+{
+	FILE *f;
+	int ret;
+
+	f = fopen(path, "re");
+	if (!f) {
+		if (errno == ENOENT && !required)
+			return 0;
+		return conf_cannot_read(path, errno);
+	}
+	rapt_dbg("reading %s", path);
+	ret = rapt__conf_stream(conf, f, path);
 	fclose(f);
 	return ret;
 }

@@ -58,7 +58,8 @@ static struct rapt_core_cr *cr_alloc(struct rapt_core_psp *psp, void *pcr,
 	cr->info.service_id = psp->info.service_id;
 	pthread_mutex_unlock(&psp->lock);
 	cr->info.flags = v->foreign ? RAPT_CRI_FOREIGN_PEER : 0;
-	cr->info.pdata_len = (uint32_t)RAPT_MIN(v->len, (size_t)RAPT_PDATA_MAX);
+	cr->info.pdata_len = (uint32_t)RAPT_MIN(v->len,
+						(size_t)RAPT_PDATA_RECV_MAX);
 	if (cr->info.pdata_len)
 		memcpy(cr->pdata, v->data, cr->info.pdata_len);
 	cr->info.pdata = cr->info.pdata_len ? cr->pdata : NULL;

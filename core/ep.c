@@ -226,6 +226,7 @@ RAPT_API int rapt_ep_create(struct rapt_pz *pz_handle, struct rapt_evd *recv,
 		pz = NULL;	/* its user went with the EP's slot */
 		goto err_free;
 	}
+	rapt__ep_peer_timeout_init(ep);
 	rapt__obj_publish(&ep->obj);
 	*out = rapt__obj_handle(&ep->obj);
 	return 0;

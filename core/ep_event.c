@@ -81,8 +81,8 @@ static void decode_reject(const struct rapt_prov_conn_event *ce, int pret,
 
 /* Copy the consumer view of @ce's private data into @buf. */
 static void take_pdata(struct rapt_core_ep *ep,
-		       const struct rapt_prov_conn_event *ce, uint8_t *buf,
-		       uint32_t *buf_len, struct rapt_event *ev)
+		       const struct rapt_prov_conn_event *ce, bool active,
+		       uint8_t *buf, uint32_t *buf_len, struct rapt_event *ev)
 {
 	struct rapt_event_conn *c = &ev->u.conn;
 	struct rapt_pdata_view v;
@@ -90,18 +90,23 @@ static void take_pdata(struct rapt_core_ep *ep,
 
 	if (ep->attr.flags & RAPT_EP_RAW_PDATA) {
 		memset(&v, 0, sizeof(v));
-		v.foreign = ce->pdata_len != 0;
+		v.foreign = 1;	/* the consumer says the peer is not rapt */
 		v.data = ce->pdata;
 		v.len = ce->pdata_len;
 	} else {
 		pret = rapt_prov_pdata_parse(ce->pdata, ce->pdata_len, &v);
 	}
-	*buf_len = (uint32_t)RAPT_MIN(v.len, (size_t)RAPT_PDATA_MAX);
+	*buf_len = (uint32_t)RAPT_MIN(v.len, (size_t)RAPT_PDATA_RECV_MAX);
 	if (*buf_len)
 		memcpy(buf, v.data, *buf_len);
 	c->pdata = *buf_len ? buf : NULL;
 	c->pdata_len = *buf_len;
-	if (v.foreign)
+	/* Empty private data is foreign only where a rapt peer would have
+	 * sent its header: the reply to our request.  A passive EP's
+	 * ESTABLISHED carries nothing (its CR said who the peer is), nor do
+	 * the transport's own rejects and disconnects. */
+	if (v.foreign && (ce->pdata_len || (ce->type == RAPT_EV_ESTABLISHED &&
+					    active)))
 		c->flags |= RAPT_CONN_FOREIGN_PEER;
 	if (ce->type == RAPT_EV_PEER_REJECTED ||
 	    ce->type == RAPT_EV_NON_PEER_REJECTED)
@@ -150,9 +155,11 @@ RAPT_SDK int rapt_prov_ep_event(struct rapt_core_ep *ep,
 		return RAPT_ESTATE;
 	}
 	if (disc)
-		take_pdata(ep, ce, ep->disc_pdata, &ep->disc_pdata_len, &ev);
+		take_pdata(ep, ce, false, ep->disc_pdata, &ep->disc_pdata_len,
+			   &ev);
 	else
-		take_pdata(ep, ce, ep->pdata, &ep->pdata_len, &ev);
+		take_pdata(ep, ce, s == RAPT_EP_ACTIVE_PENDING, ep->pdata,
+			   &ep->pdata_len, &ev);
 	if (ce->type == RAPT_EV_ESTABLISHED)
 		note_established(ep, ce, &ev);
 	/* The state moves before the event is visible: a consumer that sees

@@ -55,6 +55,7 @@ RAPT_API int rapt_ia_open(const char *name, struct rapt_ia **out)
 		return rapt__fail(RAPT_ENOMEM, "out of memory opening an IA");
 	ia->prov = prov;
 	ia->ops = &prov->ops;
+	ia->peer_timeout_ms = RAPT_PEER_TIMEOUT_DEFAULT_MS;
 	pthread_mutex_init(&ia->lock, NULL);
 	pthread_cond_init(&ia->orphans_gone, NULL);
 	/* The handle exists for the provider now; lookups find it once the

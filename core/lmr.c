@@ -35,7 +35,10 @@ static int lmr_check(struct rapt_obj *pz, void *addr, size_t length,
 	if ((uintptr_t)addr + length < (uintptr_t)addr)
 		return rapt__fail(RAPT_ERANGE,
 				  "rapt_lmr_create: region wraps the address space");
-	return 0;
+	/* Nothing a peer sends may crash the process (DESIGN.md 4). */
+	return rapt__mem_check(addr, length,
+			       access & (RAPT_MEM_LOCAL_WRITE |
+					 RAPT_MEM_REMOTE_WRITE));
 }
 
 RAPT_API int rapt_lmr_create(struct rapt_pz *pz_handle, void *addr,

@@ -12,6 +12,9 @@
  * kind tells a consumer's reject from rapt's own BUSY/VERSION rejects, which
  * iWARP cannot tell apart on the wire.  Private data that does not start
  * with the magic came from a foreign peer and is delivered as it arrived.
+ * A rapt peer always sends the header (4 bytes with no consumer bytes), so
+ * empty private data is foreign too: rapt_tcp(7) promises that an empty
+ * request from a non-rapt peer is answered raw.
  */
 #include "config.h"
 
@@ -44,8 +47,6 @@ RAPT_SDK int rapt_prov_pdata_parse(const void *buf, size_t len,
 	memset(view, 0, sizeof(*view));
 	view->data = buf;
 	view->len = len;
-	if (!len)
-		return 0;
 	if (len < RAPT_PDATA_HEADER_LEN || b[0] != RAPT_PDATA_MAGIC0 ||
 	    b[1] != RAPT_PDATA_MAGIC1) {
 		view->foreign = 1;

@@ -236,6 +236,7 @@ struct rapt_core_ia {
 	struct rapt_core_cr *orphans;	/* cancelled CRs nobody decided */
 	uint32_t norphans;		/* orphans not yet freed (cr.c) */
 	pthread_cond_t orphans_gone;	/* norphans reached 0 */
+	_Atomic uint32_t peer_timeout_ms;	/* new EPs' (peer_timeout.c) */
 };
 
 static inline const struct rapt_prov_ops *rapt__ops(struct rapt_obj *o)
@@ -262,6 +263,10 @@ uint32_t rapt__evd_streams(struct rapt_core_evd *evd);
 #define RAPT_PDATA_MAGIC1 0x52
 #define RAPT_PDATA_HDR_VERSION 1
 #define RAPT_PDATA_MAX 256	/* largest raw field any transport has */
+/* Largest field a peer may send us: RFC 5044's 512 bytes of MPA private
+ * data (foreign iWARP peers may use them all, though rapt sends at most
+ * RAPT_PDATA_MAX).  Received bytes are never truncated. */
+#define RAPT_PDATA_RECV_MAX 512
 
 /* Consumer limit for a raw transport limit. */
 static inline uint16_t rapt__pdata_usable(uint16_t raw)
@@ -274,6 +279,13 @@ static inline uint16_t rapt__pdata_usable(uint16_t raw)
  * against the raw transport limit @raw_max.  Sets the error detail.
  * Return: framed length (>= 0), or RAPT_ELENGTH / RAPT_EINVAL.
  */
+/* peer_timeout.c: give a new EP the IA's peer timeout (no lock held). */
+void rapt__ep_peer_timeout_init(struct rapt_core_ep *ep);
+
+/* memcheck.c: 0 if [@addr, @addr + @len) is mapped readable (and
+ * writable if @write); RAPT_EFAULT (a hole) or RAPT_EACCES otherwise. */
+int rapt__mem_check(const void *addr, size_t len, bool write);
+
 int rapt__pdata_prepare(const void *data, size_t len, uint16_t raw_max,
 			bool raw, const char *what, uint8_t out[RAPT_PDATA_MAX]);
 
@@ -293,15 +305,16 @@ struct rapt_core_ep {
 	struct rapt_core_evd *req_evd;
 	struct rapt_core_evd *conn_evd;
 	uint32_t flags;			/* RAPT_EPI_* */
+	uint32_t peer_timeout_ms;	/* 0: the provider has none */
 	uint32_t rdma_read_in;
 	uint32_t rdma_read_out;
 	uint32_t post_flags;		/* RAPT_POST_* the IA supports */
 	/* The peer's private data, one buffer per event that may carry it,
 	 * so a queued ESTABLISHED never sees the DISCONNECTED bytes. */
 	uint32_t pdata_len;
-	uint8_t pdata[RAPT_PDATA_MAX];	/* accept or reject pdata */
+	uint8_t pdata[RAPT_PDATA_RECV_MAX];	/* accept or reject pdata */
 	uint32_t disc_pdata_len;
-	uint8_t disc_pdata[RAPT_PDATA_MAX];
+	uint8_t disc_pdata[RAPT_PDATA_RECV_MAX];
 	struct sockaddr_storage local_addr;
 	struct sockaddr_storage remote_addr;
 };
@@ -338,7 +351,7 @@ struct rapt_core_cr {
 	struct rapt_core_cr *orphan_prev;
 	bool orphan;
 	struct rapt_cr_info info;
-	uint8_t pdata[RAPT_PDATA_MAX];
+	uint8_t pdata[RAPT_PDATA_RECV_MAX];
 };
 
 #endif /* RAPT_CORE_RAPT_INT_H */

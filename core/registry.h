@@ -7,6 +7,7 @@
 #define RAPT_CORE_REGISTRY_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -125,6 +126,9 @@ struct rapt_conf {
 int rapt__conf_load(struct rapt_conf *conf, const char *env_conf,
 		    const char *sysconfdir);
 void rapt__conf_free(struct rapt_conf *conf);
+/* Add the lines of @f (named @path in messages) to @conf: what
+ * rapt__conf_load does for each file (the fuzz target calls it). */
+int rapt__conf_stream(struct rapt_conf *conf, FILE *f, const char *path);
 
 const struct rapt_conf_alias *rapt__conf_alias(const struct rapt_conf *conf,
 					       const char *name);

@@ -173,6 +173,11 @@ static int stub_evd_wait_done(void *pevd)
 	return 0;
 }
 
+static int stub_ep_set_peer_timeout(void *pep, uint32_t timeout_ms)
+{
+	return RAPT_ENOTSUP;
+}
+
 /* Every op of struct rapt_prov_ops, in order. */
 #define RAPT_OPS_LIST(X)						\
 	X(ia_open) X(ia_close) X(ia_query)				\
@@ -184,7 +189,8 @@ static int stub_evd_wait_done(void *pevd)
 	X(post_recv) X(post_send) X(post_write) X(post_read)		\
 	X(psp_create) X(psp_free)					\
 	X(cr_accept) X(cr_reject)					\
-	X(evd_wait_fd) X(evd_trywait) X(evd_wait_done)
+	X(evd_wait_fd) X(evd_trywait) X(evd_wait_done)			\
+	X(ep_set_peer_timeout)
 
 #define STUB_INIT(op) .op = stub_##op,
 static const struct rapt_prov_ops stub_ops = {

@@ -7,6 +7,9 @@
 #define RAPT_TESTS_CU_TABLE_H
 
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <CUnit/Basic.h>
 
@@ -21,10 +24,39 @@ struct test_suite {
 	const struct test_case *cases;
 };
 
-/* Run @n suites: 0 if every case passed, 1 if one failed, 99 if CUnit
- * could not be set up (the automake hard-error code). */
+/*
+ * Skips.  A case that cannot run here calls cu_skip() with the reason and
+ * returns; the program then exits 77, automake's SKIP, unless a case
+ * failed (1): a skipped case is never counted as a pass.
+ */
+static unsigned int cu_nskipped;
+
+static inline void cu_skip(const char *why)
+{
+	cu_nskipped++;
+	fprintf(stderr, "SKIP: %s\n", why);
+}
+
+static inline int cu_exit_status(unsigned int failed)
+{
+	if (failed)
+		return 1;
+	if (cu_nskipped) {
+		fprintf(stderr, "%u case(s) skipped: reported as SKIP\n",
+			cu_nskipped);
+		return 77;
+	}
+	return 0;
+}
+
+/* Run @n suites: 0 if every case passed, 1 if one failed, 77 if none
+ * failed but one skipped (cu_skip()), 99 if CUnit
+ * could not be set up (the automake hard-error code).  RAPT_TEST_ONLY=text
+ * runs only the cases whose name contains text (by hand, when chasing one
+ * failure). */
 static inline int cu_table_run(const struct test_suite *suites, size_t n)
 {
+	const char *only = getenv("RAPT_TEST_ONLY");
 	const struct test_case *c;
 	unsigned int failed;
 	CU_pSuite s;
@@ -37,14 +69,15 @@ static inline int cu_table_run(const struct test_suite *suites, size_t n)
 		if (!s)
 			goto err_registry;
 		for (c = suites[i].cases; c->name; c++)
-			if (!CU_add_test(s, c->name, c->fn))
+			if ((!only || strstr(c->name, only)) &&
+			    !CU_add_test(s, c->name, c->fn))
 				goto err_registry;
 	}
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	failed = CU_get_number_of_failures();
 	CU_cleanup_registry();
-	return failed ? 1 : 0;
+	return cu_exit_status(failed);
 
 err_registry:
 	CU_cleanup_registry();

@@ -5,6 +5,8 @@
 #   2. ASan + UBSan build: make check
 #   3. TSan build: make check (the threaded tests matter here)
 #   4. make distcheck (the tarball builds and passes on its own)
+#   4b. a short fuzzing pass: every libFuzzer target for 15 s from its
+#      seeds (clang, --enable-fuzz; docs/fuzzing.md)
 #   5. the Debian packages: build, lintian, install, use the installed
 #      files (rapt_info, the demo, man pages, an out-of-tree provider),
 #      purge (tests/packaging.sh; root)
@@ -63,6 +65,14 @@ run "check (ASan+UBSan)" check_in build-ci-asan --enable-werror --enable-debug \
 run "check (TSan)" check_in build-ci-tsan --enable-werror --enable-tsan
 run "distcheck" make -C "$(tests/ci/build.sh build-ci --enable-werror)" distcheck \
 	DISTCHECK_CONFIGURE_FLAGS=--enable-werror
+# A short pass of every fuzz target (make fuzz; 6 x 15 s).  Long campaigns
+# are for make fuzz FUZZ_SECONDS=... by hand.
+fuzz_pass() {
+	local b
+	b=$(CC=clang tests/ci/build.sh build-ci-fuzz --enable-fuzz) || return 1
+	make -C "$b" fuzz FUZZ_SECONDS="${RAPT_FUZZ_SECONDS:-15}"
+}
+run "fuzz (short pass)" fuzz_pass
 # Run a script that prints PASS:/FAIL:/SKIP: lines; they count with the
 # automake tests.
 counted() {

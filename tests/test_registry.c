@@ -37,6 +37,7 @@
 #include "../core/registry.h"
 #include "../core/rapt_int.h"
 #endif
+#include "cu_table.h"
 
 /* ------------------------------------------------------------------ */
 /* Helpers shared by both programs                                     */
@@ -622,7 +623,7 @@ static void test_nothing_found(void)
 	size_t n = 99;
 
 	if (pkglibdir_has_providers()) {
-		fprintf(stderr, "skipping: providers installed in %s\n",
+		cu_skip("'nothing found': providers are installed in "
 			RAPT_PKGLIBDIR);
 		return;
 	}
@@ -1139,5 +1140,5 @@ int main(int argc, char **argv)
 	failed = CU_get_number_of_failures() +
 		 CU_get_number_of_suites_failed();
 	CU_cleanup_registry();
-	return failed ? 1 : 0;
+	return cu_exit_status(failed);
 }

@@ -260,6 +260,8 @@ struct tcp_ep {
 	pthread_mutex_t lock;
 	enum tcp_ep_state state;
 	struct rapt_ep_attr attr;
+	uint32_t peer_timeout_ms;	/* keepalive + user timeout of the
+					 * socket (tcp_sock_peer_timeout) */
 	bool active;
 	bool crc;			/* negotiated CRC32c */
 	bool mpa_rev1;			/* peer spoke rev 1 */
@@ -299,6 +301,7 @@ int tcp_ep_create(void *pia, void *ppz, struct rapt_core_ep *cep,
 		  void *recv_pevd, void *req_pevd, void *conn_pevd, void **pep);
 int tcp_ep_free(void *pep);
 int tcp_ep_modify(void *pep, const struct rapt_ep_attr *attr, uint32_t mask);
+int tcp_ep_set_peer_timeout(void *pep, uint32_t timeout_ms);
 int tcp_ep_connect(void *pep, const struct sockaddr *remote,
 		   uint64_t service_id, const void *pdata, size_t pdata_len,
 		   int64_t timeout_us);

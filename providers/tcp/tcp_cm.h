@@ -22,8 +22,9 @@
 
 #include "tcp.h"
 
-/* The largest MPA frame we send or accept: siw's 256 bytes of pdata. */
-#define CM_FRAME_MAX		(TCP_MPA_HDR_LEN + TCP_MPA_PD_LIMIT)
+/* The largest MPA frame we accept: RFC 5044's 512 bytes of pdata (we
+ * send at most siw's 256, TCP_MPA_PD_LIMIT). */
+#define CM_FRAME_MAX		TCP_MPA_FRAME_MAX
 
 /* A frame is read with room for one byte more: bytes behind it show. */
 #define CM_READ_MAX		(CM_FRAME_MAX + 1)
@@ -118,6 +119,7 @@ struct tcp_psp {
 	struct rapt_core_psp *cpsp;
 	struct rapt_list reqs;		/* its requests (struct tcp_cr) */
 	uint32_t hs_timeout_ms;
+	uint32_t hs_limit;		/* the core's, for psp_make_room() */
 	union cm_sa laddr;		/* the listener's */
 	bool wildcard;			/* laddr is no connection's address */
 };
@@ -152,6 +154,7 @@ void tcp_cm_sa_get(const union cm_sa *a, struct sockaddr_storage *ss);
 void tcp_cm_sa_local(int fd, union cm_sa *a);
 int tcp_sock_err(int fd);
 void tcp_sock_nodelay(int fd);
+void tcp_sock_peer_timeout(int fd, uint32_t ms);
 void tcp_sock_abort(int fd);
 void tcp_sock_send_frame(int fd, struct tcp_cap *cap, const uint8_t *buf,
 			 int len);

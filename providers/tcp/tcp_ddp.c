@@ -376,6 +376,11 @@ static int ddp_classify(const uint8_t *p, unsigned int *hsize)
 	unsigned int op = rdmap & TCP_RDMAP_OPCODE_MASK;
 	const struct ddp_op *o;
 
+	/* Too short for the smallest DDP header: its "control bytes" are
+	 * not even inside the ULPDU (the CRC or the next FPDU), so no
+	 * version or opcode read from them means anything. */
+	if (ulpdu < TCP_DDP_TAGGED_HDR_LEN)
+		return TCP_WIRE_EULPDULEN;
 	if ((ddp & TCP_DDP_DV_MASK) != TCP_DDP_VERSION)
 		return TCP_WIRE_EDDPVER;
 	if ((rdmap & TCP_RDMAP_RV_MASK) >> TCP_RDMAP_RV_SHIFT !=
@@ -496,9 +501,9 @@ static int untagged_parse(const uint8_t *p, unsigned int hsize,
  * @len: bytes at @buf; tcp_ddp_hdr_need() says how many are enough
  * @out: the decoded header
  *
- * Checks, in this order: the DDP version, the RDMAP version, the opcode,
- * the T and L flags against the opcode, the ULPDU length against the
- * header, a whole header, the queue number, a Terminate's copies.
+ * Checks, in this order: a ULPDU long enough for the smallest DDP header,
+ * the DDP version, the RDMAP version, the opcode, the T and L flags
+ * against the opcode, the ULPDU length against the header, a whole header, the queue number, a Terminate's copies.
  * Reserved bits are ignored.  MSN, MO, STags and bounds are the data
  * path's to check.
  *
@@ -697,6 +702,10 @@ int tcp_wire_err_term(int err, uint8_t ddp_ctrl, struct tcp_term *t)
 		return 0;
 	case TCP_WIRE_ECRC:
 		term_set(t, TCP_TERM_LAYER_LLP, 0, TCP_TERM_LLP_CRC);
+		return 0;
+	case TCP_WIRE_ENORTR:
+		term_set(t, TCP_TERM_LAYER_LLP, 0,
+			 TCP_TERM_LLP_NO_MATCHING_RTR);
 		return 0;
 	case TCP_WIRE_EDDPVER:
 		term_set(t, TCP_TERM_LAYER_DDP,

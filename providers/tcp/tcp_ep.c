@@ -79,6 +79,7 @@ static struct tcp_ep *ep_alloc(struct tcp_ia *ia, struct rapt_core_ep *cep,
 	ep->cep = cep;
 	ep->handle = handle;
 	ep->attr = *attr;
+	ep->peer_timeout_ms = RAPT_PEER_TIMEOUT_DEFAULT_MS;
 	ep->io.fd = -1;
 	ep->io.handler = tcp_ep_io;
 	rapt_timer_init(&ep->timer, tcp_ep_timeout);
@@ -187,6 +188,26 @@ static int modify_depth(uint32_t want, uint32_t have, const char *what)
 }
 
 /**
+ * tcp_ep_set_peer_timeout - the ep_set_peer_timeout op
+ *
+ * Kept for the socket the EP gets (connect, accept); a socket it already
+ * has changes at once.
+ *
+ * Return: 0.
+ */
+int tcp_ep_set_peer_timeout(void *pep, uint32_t timeout_ms)
+{
+	struct tcp_ep *ep = pep;
+
+	pthread_mutex_lock(&ep->lock);
+	ep->peer_timeout_ms = timeout_ms;
+	if (ep->io.fd >= 0)
+		tcp_sock_peer_timeout(ep->io.fd, timeout_ms);
+	pthread_mutex_unlock(&ep->lock);
+	return 0;
+}
+
+/**
  * tcp_ep_modify - the ep_modify op
  *
  * Read depths and flags change; queue depths are fixed at creation.
@@ -234,6 +255,7 @@ static void ep_connect_start(struct tcp_ep *ep, int fd,
 
 	ep->io.fd = fd;
 	ep->active = true;
+	tcp_sock_peer_timeout(fd, ep->peer_timeout_ms);
 	tcp_ep_set_state(ep, TCP_EP_CONNECTING);
 	tcp_cm_sa_set(&ep->cm->raddr, ss);
 	memset(&ep->cm->laddr, 0, sizeof(ep->cm->laddr));

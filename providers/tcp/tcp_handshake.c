@@ -86,7 +86,7 @@ int tcp_cm_read_frame(int fd, struct tcp_cap *cap, struct cm_part *part,
 	have += (size_t)n;
 	if (!key_prefix_ok(buf, have, type))
 		return TCP_WIRE_EKEY;
-	ret = tcp_mpa_parse(buf, have, TCP_MPA_PD_LIMIT, f);
+	ret = tcp_mpa_parse(buf, have, TCP_MPA_PD_MAX, f);
 	if (ret == TCP_WIRE_ETRUNC) {
 		if (!part->buf && !(part->buf = malloc(CM_FRAME_MAX)))
 			return RAPT_ENOMEM;
@@ -403,12 +403,11 @@ static void cm_negotiate_request(struct tcp_ep *ep, const struct tcp_cr *cr,
 		ep->ord = min16(ep->ord, cr->ird);
 	}
 	if (cr->enhanced && (cr->rtr & TCP_MPA_P2P)) {
-		/* Echo A; Write if offered, else Read; with only B (Send)
-		 * offered, propose Write as siw does. */
+		/* Echo A; Write if offered, else Read (tcp_mpa_parse
+		 * refused a request that offers neither). */
 		ep->cm->p2p = true;
-		ep->rtr = (cr->rtr & TCP_MPA_RTR_WRITE) ||
-			  !(cr->rtr & TCP_MPA_RTR_READ) ?
-			  TCP_MPA_RTR_WRITE : TCP_MPA_RTR_READ;
+		ep->rtr = cr->rtr & TCP_MPA_RTR_WRITE ? TCP_MPA_RTR_WRITE :
+							TCP_MPA_RTR_READ;
 		/* A Read RTR takes one inbound read slot. */
 		if (ep->rtr == TCP_MPA_RTR_READ && !ep->ird)
 			ep->ird = 1;
@@ -468,6 +467,7 @@ int tcp_cm_accept_locked(struct tcp_ep *ep, struct tcp_cr *cr,
 	if (len < 0)
 		return len;
 	ep->io.fd = cr->io.fd;	/* the EP's now */
+	tcp_sock_peer_timeout(ep->io.fd, ep->peer_timeout_ms);
 	watched = cr->io.registered;
 	ep->cm->raddr = cr->raddr;
 	if (cr->psp->wildcard)

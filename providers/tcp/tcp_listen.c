@@ -268,11 +268,52 @@ static void psp_refuse(struct tcp_psp *psp, int fd)
 		       CM_REFUSE_WAIT_MS * CM_NS_PER_MS);
 }
 
+/* Has @cr's requester sent nothing at all, not even unread bytes? */
+static bool cr_silent(const struct tcp_cr *cr)
+{
+	uint8_t c;
+
+	if (cr->state != CR_HANDSHAKE || cr->part.len)
+		return false;
+	return recv(cr->io.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) < 0 &&
+	       (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+/*
+ * Before a new request is counted: if the handshake limit is full, the
+ * oldest request that has sent nothing makes room (DESIGN.md 3: the bound
+ * protects memory, never at the cost of prompt clients; a flood of silent
+ * connections must not lock anyone out).  The core answers BUSY only when
+ * every slot holds a request that has sent something.  At most
+ * handshake_limit requests are walked; the list has the newest first.
+ */
+static void psp_make_room(struct tcp_psp *psp)
+{
+	struct tcp_cr *cr, *oldest = NULL;
+	struct rapt_list *pos;
+	uint32_t n = 0;
+
+	for (pos = psp->reqs.prev; pos != &psp->reqs; pos = pos->prev) {
+		cr = rapt_container_of(pos, struct tcp_cr, node);
+		if (cr->state != CR_HANDSHAKE)
+			continue;
+		n++;
+		if (!oldest && cr_silent(cr))
+			oldest = cr;
+	}
+	if (n < psp->hs_limit || !oldest)
+		return;
+	tcp_dbg("handshake limit %u: dropping the oldest silent connection",
+		psp->hs_limit);
+	cr_drop(oldest, RAPT_HS_FAILED);
+}
+
 static void psp_new_request(struct tcp_psp *psp, int fd,
 			    const struct sockaddr_storage *peer)
 {
 	struct tcp_cr *cr;
 
+	psp_make_room(psp);
 	if (rapt_prov_psp_hs_begin(psp->cpsp)) {
 		psp_refuse(psp, fd);
 		return;
@@ -427,6 +468,7 @@ int tcp_psp_create(void *pia, struct rapt_core_psp *cpsp, uint64_t service_id,
 	psp->cpsp = cpsp;
 	rapt_list_init(&psp->reqs);
 	psp->hs_timeout_ms = rapt_prov_psp_hs_timeout_ms(cpsp);
+	psp->hs_limit = attr->handshake_limit;
 	rapt_timer_init(&psp->timer, psp_resume);
 	ret = rapt_engine_add(ia->eng, &psp->io, EPOLLIN);
 	if (ret)

@@ -99,11 +99,14 @@ static void mpa_parse_v2(const uint8_t *w, struct tcp_mpa_frame *f)
  * @out: the decoded frame; @out->pdata points into @buf
  *
  * Checks, in this order: a whole header, the key, M=0, the revision, the
- * private-data length, a whole frame, room for the IRD/ORD words.
+ * private-data length, a whole frame, room for the IRD/ORD words, and in
+ * a peer-to-peer Request an RTR type we can answer: RFC 6581 lets the
+ * responder pick only among those offered, and we never do the Send RTR
+ * (B: it would consume a receive the consumer posted).
  *
  * Return: the frame length (TCP_MPA_HDR_LEN + PD_Length), or
  * TCP_WIRE_ETRUNC, TCP_WIRE_EKEY, TCP_WIRE_EMARKERS, TCP_WIRE_EREV,
- * TCP_WIRE_EPDLEN or TCP_WIRE_EIRDORD.
+ * TCP_WIRE_EPDLEN, TCP_WIRE_EIRDORD or TCP_WIRE_ENORTR.
  */
 int tcp_mpa_parse(const void *buf, size_t len, uint16_t pd_max,
 		  struct tcp_mpa_frame *out)
@@ -135,6 +138,9 @@ int tcp_mpa_parse(const void *buf, size_t len, uint16_t pd_max,
 			return TCP_WIRE_EIRDORD;
 		mpa_parse_v2(p + TCP_MPA_HDR_LEN, &f);
 		v2 = TCP_MPA_V2_LEN;
+		if (type == TCP_MPA_REQUEST && (f.rtr & TCP_MPA_P2P) &&
+		    !(f.rtr & (TCP_MPA_RTR_WRITE | TCP_MPA_RTR_READ)))
+			return TCP_WIRE_ENORTR;
 	}
 	f.pdata_len = (uint16_t)(pd_len - v2);
 	f.pdata = f.pdata_len ? p + TCP_MPA_HDR_LEN + v2 : NULL;

@@ -630,6 +630,7 @@ static const struct rapt_prov_ops tcp_ops = {
 	.ep_create = tcp_ep_create,
 	.ep_free = tcp_ep_free,
 	.ep_modify = tcp_ep_modify,
+	.ep_set_peer_timeout = tcp_ep_set_peer_timeout,
 	.ep_connect = tcp_ep_connect,
 	.ep_disconnect = tcp_ep_disconnect,
 	.post_recv = tcp_post_recv,

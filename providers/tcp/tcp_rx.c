@@ -231,6 +231,8 @@ static void rx_eof(struct tcp_ep *ep)
 /* recv() result handling shared by both readers: 1, 0 or -1. */
 static int rx_result(struct tcp_ep *ep, ssize_t n)
 {
+	int err;
+
 	if (n > 0)
 		return 1;
 	if (n == 0) {
@@ -243,8 +245,9 @@ static int rx_result(struct tcp_ep *ep, ssize_t n)
 		ep->rx->drained = true;
 		return 0;
 	}
+	err = errno;
 	tcp_info("fd %d: recv: %m", ep->io.fd);
-	tcp_cm_fail(ep, RAPT_EIO);
+	tcp_cm_fail(ep, -err);	/* the socket's own error: ECONNRESET... */
 	return -1;
 }
 

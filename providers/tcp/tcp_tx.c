@@ -1010,7 +1010,8 @@ static void tx_epollout(struct tcp_ep *ep, bool on)
 			 on ? "arm" : "disarm", ep->io.fd);
 }
 
-/* Write the pending batch: 0 (all of it), RAPT_EAGAIN, or an error. */
+/* Write the pending batch: 0 (all of it), RAPT_EAGAIN, or the socket's
+ * negated errno. */
 static int tx_write(struct tcp_ep *ep)
 {
 	struct tcp_tx *tx = ep->tx;
@@ -1030,8 +1031,12 @@ static int tx_write(struct tcp_ep *ep)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return RAPT_EAGAIN;
+			/* The socket's own error (ETIMEDOUT from the user
+			 * timeout, ECONNRESET, EPIPE) is the event's
+			 * prov_status. */
+			n = -errno;
 			tcp_info("fd %d: sendmsg: %m", ep->io.fd);
-			return RAPT_EIO;
+			return (int)n;
 		}
 		while (n > 0) {
 			struct iovec *v = &tx->iov[tx->iov_first];

@@ -55,7 +55,8 @@
 	XX(EQN,		-1034, "DDP queue number does not fit the RDMAP opcode") \
 	XX(EULPDULEN,	-1035, "ULPDU length does not fit the DDP/RDMAP header") \
 	XX(ECRC,	-1036, "MPA CRC32c mismatch")			\
-	XX(EEARLY,	-1037, "bytes behind an MPA Request or Reply")
+	XX(EEARLY,	-1037, "bytes behind an MPA Request or Reply") \
+	XX(ENORTR,	-1038, "peer-to-peer request offers no Write or Read RTR")
 
 /**
  * enum tcp_wire_err - why the codec refused a peer's bytes

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -31,6 +32,7 @@
 #include <rapt/rapt.h>
 
 #include "tests/scenario.h"
+#include "tests/cu_table.h"
 
 #define EV_MS		5000	/* generous: the machine is shared */
 #define PD_FRAMED	248	/* 252 raw MPA bytes minus rapt's header */
@@ -148,7 +150,7 @@ static void pattern(uint8_t *p, size_t n, char seed)
 
 static int pdata_is(const void *got, uint32_t got_len, size_t n, char seed)
 {
-	uint8_t want[PD_RAW];
+	uint8_t want[512];
 
 	pattern(want, n, seed);
 	if (got_len != n || (n && (!got || memcmp(got, want, n)))) {
@@ -363,7 +365,7 @@ static int pd_serve_one(struct side *s, struct pd_case c)
 	T(!ev_wait(s, RAPT_EV_CR_ARRIVAL, &ev));
 	TOK(rapt_cr_query(ev.u.cr.cr, &info, sizeof(info)));
 	T(!pdata_is(info.pdata, info.pdata_len, clen, 'c'));
-	T(!!(info.flags & RAPT_CRI_FOREIGN_PEER) == (c.raw && clen));
+	T(!!(info.flags & RAPT_CRI_FOREIGN_PEER) == c.raw);
 	pattern(pd, c.n, c.reject ? 'r' : 'a');
 	if (c.reject) {
 		TOK(rapt_cr_reject(ev.u.cr.cr, pd, c.n));
@@ -413,7 +415,10 @@ static int pd_connect_one(struct side *s, uint16_t port, struct pd_case c)
 	T(ev.u.conn.ep == ep);
 	T(!pdata_is(ev.u.conn.pdata, ev.u.conn.pdata_len, c.n,
 		    c.reject ? 'r' : 'a'));
-	T(!!(ev.u.conn.flags & RAPT_CONN_FOREIGN_PEER) == (c.raw && c.n));
+	/* Raw bytes are foreign; so is an empty raw accept (a rapt peer
+	 * sends its header even then); an empty reject says nothing. */
+	T(!!(ev.u.conn.flags & RAPT_CONN_FOREIGN_PEER) ==
+	  (c.raw && (c.n || !c.reject)));
 	if (!c.reject) {
 		TOK(rapt_ep_disconnect(ep, RAPT_CLOSE_GRACEFUL, NULL, 0));
 		T(!ev_wait(s, RAPT_EV_DISCONNECTED, &ev));
@@ -718,6 +723,28 @@ static void test_silent_client(void)
 }
 
 /* Over the handshake limit: refused as BUSY before anything is read. */
+/* One prompt client against a full handshake limit; 0 if it got in. */
+static int prompt_client(struct side *srv, struct side *cli, uint16_t port)
+{
+	struct rapt_ep *cep, *sep;
+	struct rapt_event ev;
+
+	T(!ep_new(cli, 0, &cep));
+	TOK(rapt_ep_connect(cep, lo_addr(), port, "hi", 2, 5000000));
+	T(!ev_wait(srv, RAPT_EV_CR_ARRIVAL, &ev));
+	T(!establish(srv, cli, cep, ev.u.cr.cr, &sep));
+	TOK(rapt_ep_free(cep));		/* a reset: BROKEN */
+	T(!ev_wait(srv, 0, &ev) && ev.u.conn.ep == sep);
+	T(ev.type == RAPT_EV_BROKEN || ev.type == RAPT_EV_DISCONNECTED);
+	TOK(rapt_ep_free(sep));
+	return 0;
+}
+
+/*
+ * A full handshake limit (1): a silent client makes room for a prompt
+ * one (it is dropped: EOF), so no BUSY; a client that has sent part of
+ * its request keeps its slot, and then the next one gets BUSY.
+ */
 static int handshake_limit(void)
 {
 	struct rapt_psp_info info;
@@ -733,6 +760,16 @@ static int handshake_limit(void)
 	fd = plain_connect(port);
 	T(fd >= 0);
 	T(!psp_wait_info(psp, 1, 0, &info));
+	T(!prompt_client(&srv, &cli, port));
+	T(!wait_eof(fd, EV_MS));	/* the silent one made room */
+	close(fd);
+	TOK(rapt_psp_query(psp, &info, sizeof(info)));
+	T(info.busy_rejects == 0 && info.in_handshake == 0);
+
+	fd = plain_connect(port);
+	T(fd >= 0);
+	T(write(fd, "MPA ID Req", 10) == 10);	/* making progress */
+	T(!psp_wait_info(psp, 1, 0, &info));
 	T(!ep_new(&cli, 0, &ep));
 	TOK(rapt_ep_connect(ep, lo_addr(), port, NULL, 0, 5000000));
 	T(!ev_wait(&cli, RAPT_EV_NON_PEER_REJECTED, &ev));
@@ -745,6 +782,63 @@ static int handshake_limit(void)
 	TOK(rapt_psp_free(psp));
 	T(!side_close(&cli));
 	return side_close(&srv);
+}
+
+/*
+ * The bar of issue #13: 1,000 silent connections held open against the
+ * default handshake limit (128), and 100 prompt clients connecting during
+ * them: every one gets in.  The silent ones stay connected (only the
+ * listener drops the oldest of them).
+ */
+#define FLOOD_SILENT	1000
+#define FLOOD_PROMPT	100
+
+static int half_open_flood(void)
+{
+	struct rapt_psp_info info;
+	struct rapt_psp *psp;
+	struct side srv, cli;
+	struct rlimit rl;
+	int fds[FLOOD_SILENT], n = 0, ok = 0, ret = -1;
+	uint16_t port;
+
+	T(!getrlimit(RLIMIT_NOFILE, &rl));
+	if (rl.rlim_max < FLOOD_SILENT + 512) {
+		cu_skip("half-open flood: RLIMIT_NOFILE hard limit too low");
+		return 0;
+	}
+	rl.rlim_cur = rl.rlim_max;
+	T(!setrlimit(RLIMIT_NOFILE, &rl));
+	T(!side_open(&srv) && !side_open(&cli));
+	T(!psp_new(&srv, 0, 0, 0, &psp, &port));
+	for (n = 0; n < FLOOD_SILENT; n++) {
+		fds[n] = plain_connect(port);
+		if (fds[n] < 0)
+			goto out;
+		/* a prompt client every tenth silent one */
+		if (n % (FLOOD_SILENT / FLOOD_PROMPT) == 0 &&
+		    !prompt_client(&srv, &cli, port))
+			ok++;
+	}
+	TOK(rapt_psp_query(psp, &info, sizeof(info)));
+	fprintf(stderr, "flood: %d silent, %d of %d prompt clients in, busy %llu, in_handshake %u\n",
+		n, ok, FLOOD_PROMPT, (unsigned long long)info.busy_rejects,
+		info.in_handshake);
+	if (ok == FLOOD_PROMPT && info.busy_rejects == 0 &&
+	    info.in_handshake <= info.handshake_limit)
+		ret = 0;
+out:
+	while (n-- > 0)
+		close(fds[n]);
+	TOK(rapt_psp_free(psp));
+	T(!side_close(&cli));
+	T(!side_close(&srv));
+	return ret;
+}
+
+static void test_half_open_flood(void)
+{
+	CU_ASSERT_EQUAL(half_open_flood(), 0);
 }
 
 static void test_handshake_limit(void)
@@ -1045,7 +1139,7 @@ static int ipv6_loopback(void)
 	if (fd < 0 || bind(fd, (struct sockaddr *)&six, sizeof(six))) {
 		if (fd >= 0)
 			close(fd);
-		fprintf(stderr, "no IPv6 loopback here: skipped\n");
+		cu_skip("IPv6 loopback: no ::1 here");
 		return 0;
 	}
 	close(fd);
@@ -1253,6 +1347,101 @@ static void test_wire_responder(void)
 	CU_ASSERT_EQUAL(wire_responder(), 0);
 }
 
+/*
+ * A foreign requester with no private data (rping's default): the CR and
+ * the accepting EP say foreign, and the reply carries the consumer's
+ * bytes raw, with no rapt header.  The other way round, an empty reply
+ * from a foreign responder makes our ESTABLISHED say foreign.
+ */
+static int wire_foreign_empty(void)
+{
+	struct rapt_cr_info ci;
+	struct rapt_ep_info ei;
+	struct rapt_psp *psp;
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	uint8_t b[300], r[64];
+	struct side s;
+	uint16_t port;
+	int fd, lfd;
+
+	T(!side_open(&s));
+	T(!psp_new(&s, 0, 0, 0, &psp, &port));
+	fd = plain_connect(port);
+	T(fd >= 0);
+	T(write(fd, b, mpa_frame(b, true, 0x10, 2, 0x8002, 0x8002, NULL, 0)) ==
+	  24);
+	T(!ev_wait(&s, RAPT_EV_CR_ARRIVAL, &ev));
+	TOK(rapt_cr_query(ev.u.cr.cr, &ci, sizeof(ci)));
+	T(ci.flags & RAPT_CRI_FOREIGN_PEER);
+	T(!ep_new(&s, 0, &ep));
+	TOK(rapt_cr_accept(ev.u.cr.cr, ep, "yes", 3));
+	T(read_full(fd, r, 27) == 27);
+	T(r[18] == 0 && r[19] == 7 && !memcmp(r + 24, "yes", 3));
+	T(write(fd, rtr, sizeof(rtr)) == sizeof(rtr));
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	T(ev.u.conn.flags & RAPT_CONN_FOREIGN_PEER);
+	TOK(rapt_ep_query(ep, &ei, sizeof(ei)));
+	T(ei.flags & RAPT_EPI_FOREIGN_PEER);
+	close(fd);
+	T(!ev_wait(&s, RAPT_EV_DISCONNECTED, &ev));
+	TOK(rapt_ep_free(ep));
+	TOK(rapt_psp_free(psp));
+
+	/* Our request, an empty P2P reply choosing Write. */
+	T(!raw_responder(&s, &lfd, &fd, &ep));
+	T(write(fd, b, mpa_frame(b, false, 0x10, 2, 0x8002, 0x8002, NULL,
+				 0)) == 24);
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	T(ev.u.conn.flags & RAPT_CONN_FOREIGN_PEER);
+	T(ev.u.conn.pdata_len == 0);
+	T(read_full(fd, b, 20) == 20 && !memcmp(b, rtr, 20));
+	close(fd);
+	close(lfd);
+	T(!ev_wait(&s, RAPT_EV_DISCONNECTED, &ev));
+	TOK(rapt_ep_free(ep));
+	return side_close(&s);
+}
+
+static void test_wire_foreign_empty(void)
+{
+	CU_ASSERT_EQUAL(wire_foreign_empty(), 0);
+}
+
+/* The peer resets an established connection: BROKEN, and its
+ * prov_status is the socket's error (ECONNRESET), not a generic EIO. */
+static int wire_reset(void)
+{
+	struct linger l = { .l_onoff = 1, .l_linger = 0 };
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	struct side s;
+	uint8_t b[64];
+	int fd, lfd;
+
+	T(!side_open(&s));
+	T(!raw_responder(&s, &lfd, &fd, &ep));
+	T(write(fd, b, mpa_frame(b, false, 0x10, 2, 0x8002, 0x8002, NULL,
+				 0)) == 24);
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	T(read_full(fd, b, 20) == 20);
+	T(!setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)));
+	close(fd);
+	close(lfd);
+	T(!ev_wait(&s, RAPT_EV_BROKEN, &ev));
+	if (ev.u.conn.prov_status != -ECONNRESET)
+		fprintf(stderr, "prov_status %d, want %d\n",
+			ev.u.conn.prov_status, -ECONNRESET);
+	T(ev.u.conn.prov_status == -ECONNRESET);
+	TOK(rapt_ep_free(ep));
+	return side_close(&s);
+}
+
+static void test_wire_reset(void)
+{
+	CU_ASSERT_EQUAL(wire_reset(), 0);
+}
+
 /* M=1: refused with a reject reply, never a CR. */
 static int wire_markers(void)
 {
@@ -1280,6 +1469,60 @@ static int wire_markers(void)
 	T(info.pending_crs == 0);
 	TOK(rapt_psp_free(psp));
 	return side_close(&s);
+}
+
+/*
+ * RFC 6581: a P2P request offering only the Send RTR, or no RTR type, has
+ * no answer we may give (we pick only among the types offered): an MPA
+ * reject, never a CR, never a reply choosing the Write RTR.  A request
+ * with 508 bytes of private data (RFC 5044's 512 with IRD/ORD) is taken
+ * whole.
+ */
+static int wire_rtr_and_512(void)
+{
+	static const int ords[] = { 0x0001, 0x0001 };
+	static const int irds[] = { 0xc001, 0x8001 };
+	struct rapt_cr_info ci;
+	struct rapt_event ev;
+	struct rapt_psp *psp;
+	uint8_t b[600], pd[508];
+	struct side s;
+	uint16_t port;
+	unsigned int i;
+	int fd;
+
+	T(!side_open(&s));
+	T(!psp_new(&s, 0, 0, 0, &psp, &port));
+	for (i = 0; i < 2; i++) {
+		fd = plain_connect(port);
+		T(fd >= 0);
+		T(write(fd, b, mpa_frame(b, true, 0x10, 2, irds[i], ords[i],
+					 NULL, 0)) == 24);
+		T(read_full(fd, b, 28) == 28);
+		T(!memcmp(b, "MPA ID Rep Frame", 16));
+		T(b[16] == 0x30);		/* R: rejected */
+		T(!wait_eof(fd, EV_MS));
+		close(fd);
+		T(!ev_none(&s, 50));
+	}
+	pattern(pd, sizeof(pd), 'f');
+	fd = plain_connect(port);
+	T(fd >= 0);
+	T(write(fd, b, mpa_frame(b, true, 0x10, 2, 0x8002, 0x8002, pd,
+				 sizeof(pd))) == 532);
+	T(!ev_wait(&s, RAPT_EV_CR_ARRIVAL, &ev));
+	TOK(rapt_cr_query(ev.u.cr.cr, &ci, sizeof(ci)));
+	T(ci.flags & RAPT_CRI_FOREIGN_PEER);
+	T(!pdata_is(ci.pdata, ci.pdata_len, sizeof(pd), 'f'));
+	TOK(rapt_cr_reject(ev.u.cr.cr, NULL, 0));
+	close(fd);
+	TOK(rapt_psp_free(psp));
+	return side_close(&s);
+}
+
+static void test_wire_rtr_and_512(void)
+{
+	CU_ASSERT_EQUAL(wire_rtr_and_512(), 0);
 }
 
 static void test_wire_markers(void)
@@ -1595,7 +1838,10 @@ static const struct {
 	{ "peer closes during the MPA exchange",
 	  test_peer_closes_in_handshake },
 	{ "silent client: handshake timeout", test_silent_client },
-	{ "handshake limit: BUSY", test_handshake_limit },
+	{ "handshake limit: silent ones make room, BUSY only for progress",
+	  test_handshake_limit },
+	{ "1000 silent connections, 100 prompt clients all get in",
+	  test_half_open_flood },
 	{ "requester leaves before the decision", test_cr_cancelled },
 	{ "graceful disconnect, both directions", test_disconnect_graceful },
 	{ "abrupt disconnect", test_disconnect_abrupt },
@@ -1608,7 +1854,12 @@ static const struct {
 	{ "wire: the RTR repeated until the responder speaks",
 	  test_rtr_repeat },
 	{ "wire: responder, P2P / siw / rev 1 / CRC", test_wire_responder },
+	{ "wire: empty foreign request and reply: raw, foreign",
+	  test_wire_foreign_empty },
+	{ "wire: reset by the peer: BROKEN with ECONNRESET", test_wire_reset },
 	{ "wire: M=1 refused", test_wire_markers },
+	{ "wire: no Write/Read RTR offered: refused; 512-byte pdata taken",
+	  test_wire_rtr_and_512 },
 	{ "wire: request and reply in pieces", test_wire_pieces },
 	{ "wire: bytes behind a request or a reply", test_wire_early_bytes },
 	{ "wire: Send with Invalidate of an unknown key",
@@ -1634,5 +1885,5 @@ int main(void)
 	CU_basic_run_tests();
 	failed = CU_get_number_of_failures();
 	CU_cleanup_registry();
-	return failed ? 1 : 0;
+	return cu_exit_status(failed);
 }

@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <CUnit/Basic.h>
@@ -304,13 +305,16 @@ static void test_free_waits_for_pin(void)
 						  RAPT_MEM_REMOTE_WRITE, &ecode,
 						  &pin));
 	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, free_thread, &a), 0);
-	for (i = 0; i < 50; i++) {
-		usleep(1000);
-		CU_ASSERT_EQUAL(atomic_load(&a.done), 0);
-	}
-	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, info.rkey,
-					    (uintptr_t)region,
-					    1, RAPT_MEM_REMOTE_WRITE, &ecode));
+	/* No sleep-then-hope: wait (however long the freeing thread takes
+	 * to be scheduled) until it has killed the key, so it is inside
+	 * tcp_lmr_free(); the pin we hold must keep it there. */
+	for (i = 0; tcp_rkey_resolve(&ia, NULL, info.rkey, (uintptr_t)region,
+				     1, RAPT_MEM_REMOTE_WRITE, &ecode); i++)
+		sched_yield();
+	CU_ASSERT_EQUAL(atomic_load(&a.done), 0);
+	for (i = 0; i < 1000; i++)	/* and it stays there */
+		sched_yield();
+	CU_ASSERT_EQUAL(atomic_load(&a.done), 0);
 	tcp_mem_put(pin);
 	pthread_join(th, NULL);
 	CU_ASSERT_EQUAL(atomic_load(&a.done), 1);

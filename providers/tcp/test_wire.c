@@ -385,6 +385,51 @@ static void test_mpa_reject_irdord(void)
 	CU_ASSERT_PTR_EQUAL(f.pdata, b + 20);
 }
 
+/*
+ * RFC 6581: the responder picks one of the RTR types offered.  A P2P
+ * request offering only the Send RTR (B), which we never do, or no type
+ * at all, has no answer: refused, not answered with a Write RTR.  A reply
+ * is the initiator's business (tcp_handshake.c checks it).
+ */
+static void test_mpa_reject_no_rtr(void)
+{
+	uint8_t b[64];
+	struct tcp_mpa_frame f;
+	size_t n = mpa_base(b);
+
+	b[20] = 0xc0;	/* A + B, IRD 16 */
+	b[22] = 0x00;	/* neither C nor D, ORD 16 */
+	expect_mpa_err(b, n, TCP_MPA_PD_LIMIT, TCP_WIRE_ENORTR);
+	b[20] = 0x80;	/* A alone */
+	expect_mpa_err(b, n, TCP_MPA_PD_LIMIT, TCP_WIRE_ENORTR);
+	b[22] = 0x40;	/* A + Read */
+	CU_ASSERT_EQUAL(tcp_mpa_parse(b, n, TCP_MPA_PD_LIMIT, &f), (int)n);
+	CU_ASSERT_EQUAL(f.rtr, TCP_MPA_P2P | TCP_MPA_RTR_READ);
+	b[20] = 0x00;	/* no P2P, no RTR: client-server, fine */
+	b[22] = 0x00;
+	CU_ASSERT_EQUAL(tcp_mpa_parse(b, n, TCP_MPA_PD_LIMIT, &f), (int)n);
+	memcpy(b, "MPA ID Rep Frame", 16);	/* a reply is not judged here */
+	b[20] = 0xc0;
+	CU_ASSERT_EQUAL(tcp_mpa_parse(b, n, TCP_MPA_PD_LIMIT, &f), (int)n);
+}
+
+/* RFC 5044 allows 512 bytes of private data: a peer may send them all. */
+static void test_mpa_pd_512(void)
+{
+	uint8_t b[TCP_MPA_FRAME_MAX + 1];
+	struct tcp_mpa_frame f;
+	size_t n = mpa_base(b);
+
+	memset(b + n, 'x', sizeof(b) - n);
+	b[18] = 0x02;
+	b[19] = 0x00;
+	CU_ASSERT_EQUAL(tcp_mpa_parse(b, TCP_MPA_FRAME_MAX, TCP_MPA_PD_MAX,
+				      &f), TCP_MPA_FRAME_MAX);
+	CU_ASSERT_EQUAL(f.pdata_len, TCP_MPA_PD_MAX - TCP_MPA_V2_LEN);
+	b[19] = 0x01;
+	expect_mpa_err(b, sizeof(b), TCP_MPA_PD_MAX, TCP_WIRE_EPDLEN);
+}
+
 /* Reserved bits, siw's 0x08 and R in a Request are ignored. */
 static void test_mpa_ignored_bits(void)
 {
@@ -860,6 +905,17 @@ static void test_fpdu_reject_ulpdu_len(void)
 	set_ulpdu(b, 47);
 	expect_hdr_err(b, n, TCP_WIRE_EULPDULEN);
 	n = load(11, b);
+	/* Shorter than any DDP header: whatever the bytes where the
+	 * control bytes would be say, it is a length error (the DDP
+	 * catastrophic Terminate), not a version or opcode error. */
+	n = load(2, b);
+	b[2] = 0x00;		/* DDP version 0 */
+	b[3] = 0x00;		/* RDMAP version 0 */
+	set_ulpdu(b, 1);
+	expect_hdr_err(b, n, TCP_WIRE_EULPDULEN);
+	set_ulpdu(b, 13);
+	expect_hdr_err(b, n, TCP_WIRE_EULPDULEN);
+	n = load(11, b);
 	set_ulpdu(b, 21);	/* Terminate is at least 22 */
 	expect_hdr_err(b, n, TCP_WIRE_EULPDULEN);
 	set_ulpdu(b, 71);	/* and at most 70 */
@@ -1035,6 +1091,7 @@ static void test_err_term(void)
 	expect_term(TCP_WIRE_EFLAGS, 0xc1, 0, 2, 6);
 	expect_term(TCP_WIRE_EQN, 0x41, 1, 2, 1);
 	expect_term(TCP_WIRE_EULPDULEN, 0x41, 1, 0, 0);
+	expect_term(TCP_WIRE_ENORTR, 0, 2, 0, 7);
 	CU_ASSERT_EQUAL(tcp_wire_err_term(TCP_WIRE_ETRUNC, 0, &t),
 			RAPT_EINVAL);
 	CU_ASSERT_EQUAL(tcp_wire_err_term(RAPT_EINVAL, 0, &t), RAPT_EINVAL);
@@ -1058,6 +1115,9 @@ static const struct test_case mpa_tests[] = {
 	{ "reject M=1, bad rev", test_mpa_reject_markers_rev },
 	{ "reject pdata too long", test_mpa_reject_pdlen },
 	{ "reject short IRD/ORD", test_mpa_reject_irdord },
+	{ "reject a P2P request with no Write/Read RTR",
+	  test_mpa_reject_no_rtr },
+	{ "512 bytes of private data", test_mpa_pd_512 },
 	{ "ignore reserved bits", test_mpa_ignored_bits },
 	{ "encoder argument errors", test_mpa_build_errors },
 	{ NULL, NULL },

@@ -5,8 +5,8 @@ set -euo pipefail
 
 pkgs=(build-essential autoconf automake libtool pkg-config
       libcunit1-dev uuid-dev libibverbs-dev librdmacm-dev
-      tshark libfabric-dev libfabric-bin valgrind iproute2 python3
-      pandoc debhelper lintian man-db)
+      tshark libfabric-dev libfabric-bin valgrind iproute2 nftables util-linux python3
+      pandoc debhelper lintian man-db clang)
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -244,6 +244,7 @@ struct tp_lsn {
 	struct tp_ia *ia;
 	struct rapt_core_psp *cpsp;
 	uint64_t sid;
+	uint32_t hs_limit;		/* the core's handshake limit */
 	unsigned int refs;		/* owner + requests naming it */
 	unsigned int calling;
 	bool dead;

@@ -227,6 +227,7 @@ int tp_psp_create(void *pia, struct rapt_core_psp *cpsp, uint64_t service_id,
 	l->ia = ia;
 	l->cpsp = cpsp;
 	l->sid = sid;
+	l->hs_limit = attr->handshake_limit;
 	l->refs = 1;
 	TAILQ_INSERT_TAIL(&tp.listeners, l, link);
 	pthread_mutex_unlock(&tp.lock);
@@ -404,6 +405,8 @@ static void tp_req_arrive(struct tp_req *req)
  * tp_cm_request - a request reaches its listener (the listener IA's thread)
  * @req: the request
  */
+static void tp_ho_make_room(struct tp_lsn *l);
+
 void tp_cm_request(struct tp_req *req)
 {
 	uint8_t busy[RAPT_PDATA_HEADER_LEN];
@@ -424,6 +427,7 @@ void tp_cm_request(struct tp_req *req)
 		return;
 	}
 	l->calling++;
+	tp_ho_make_room(l);
 	pthread_mutex_unlock(&tp.lock);
 	ret = rapt_prov_psp_hs_begin(l->cpsp);
 	if (ret)
@@ -457,8 +461,10 @@ void tp_cm_cancel(struct tp_req *req)
 	pthread_mutex_lock(&tp.lock);
 }
 
-/* A silent client's handshake timeout passed. */
-static void tp_ho_expire(struct tp_req *req)
+/* A silent client leaves the handshake: its timeout passed (TIMED_OUT
+ * for it), or it made room for a new request (the listener closed it:
+ * UNREACHABLE).  Drops tp.lock for the core. */
+static void tp_ho_end(struct tp_req *req, int outcome, uint32_t type)
 {
 	struct tp_lsn *l = req->lsn;
 
@@ -467,12 +473,39 @@ static void tp_ho_expire(struct tp_req *req)
 	if (!l->dead) {
 		l->calling++;
 		pthread_mutex_unlock(&tp.lock);
-		rapt_prov_psp_hs_end(l->cpsp, RAPT_HS_TIMEOUT);
+		rapt_prov_psp_hs_end(l->cpsp, outcome);
 		pthread_mutex_lock(&tp.lock);
 		tp_unpin(&l->calling);
 	}
-	tp_req_refuse(req, RAPT_EV_TIMED_OUT, 0, NULL, 0);
+	tp_req_refuse(req, type, 0, NULL, 0);
 	tp_req_put(req);
+}
+
+static void tp_ho_expire(struct tp_req *req)
+{
+	tp_ho_end(req, RAPT_HS_TIMEOUT, RAPT_EV_TIMED_OUT);
+}
+
+/*
+ * Before a request is counted: if @l's handshake limit is full, its
+ * oldest silent client makes room (DESIGN.md 3), as the tcp provider
+ * does; every half-open request of the fixture is silent, so BUSY comes
+ * only from the CR backlog here.  May drop tp.lock.
+ */
+static void tp_ho_make_room(struct tp_lsn *l)
+{
+	struct tp_req *req, *oldest = NULL;
+	uint32_t n = 0;
+
+	TAILQ_FOREACH(req, &l->ia->halfopen, ho_link) {
+		if (req->lsn != l)
+			continue;
+		if (!oldest)
+			oldest = req;
+		n++;
+	}
+	if (oldest && n >= l->hs_limit)
+		tp_ho_end(oldest, RAPT_HS_FAILED, RAPT_EV_UNREACHABLE);
 }
 
 /**

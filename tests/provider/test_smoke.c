@@ -505,34 +505,49 @@ static void test_backlog_busy(void)
 	pair_close(&p);
 }
 
+/* A silent half-open client is dropped after the handshake timeout; and
+ * at a full handshake limit it makes room for a prompt request (which
+ * becomes a CR, no BUSY). */
 static void test_silent_halfopen(void)
 {
 	struct rapt_psp_attr pa = { .handshake_limit = 1,
 				    .handshake_timeout_ms = 500 };
-	struct sockaddr_in lo = addr4("127.0.0.1");
+	struct sockaddr_in lo = addr4("127.0.0.1"), lo2;
 	struct rapt_psp_info pi;
 	struct rapt_event ev;
-	struct rapt_ep *x;
+	struct rapt_ep *x, *y;
 	struct pair p;
 
 	pair_open(&p, "test", NULL, &pa);
 	pair_connect_to(&p, "127.0.0.2", p.sid, RAPT_TIMEOUT_INFINITE);
-	/* A second request finds the handshake full. */
-	CU_ASSERT_EQUAL_FATAL(rapt_ep_create(p.s[0].pz, p.s[0].dto, p.s[0].dto,
-					     p.s[0].conn, NULL, &x), 0);
-	CU_ASSERT_EQUAL_FATAL(rapt_ep_connect(x, (struct sockaddr *)&lo, p.sid,
-					      NULL, 0, WAIT_US), 0);
-	expect(p.s[0].conn, RAPT_EV_NON_PEER_REJECTED, &ev);
-	CU_ASSERT_PTR_EQUAL(ev.u.conn.ep, x);
-	CU_ASSERT_EQUAL(ev.u.conn.reason, RAPT_REJECT_BUSY);
-	CU_ASSERT_EQUAL(rapt_psp_query(p.psp, &pi, sizeof(pi)), 0);
-	CU_ASSERT_EQUAL(pi.in_handshake, 1);
-	CU_ASSERT_EQUAL(pi.busy_rejects, 1);
 	expect(p.s[0].conn, RAPT_EV_TIMED_OUT, &ev);
 	CU_ASSERT_PTR_EQUAL(ev.u.conn.ep, p.s[0].ep);
 	CU_ASSERT_EQUAL(rapt_psp_query(p.psp, &pi, sizeof(pi)), 0);
 	CU_ASSERT_EQUAL(pi.in_handshake, 0);
 	CU_ASSERT_EQUAL(pi.handshake_timeouts, 1);
+
+	/* Another silent one, then a prompt request: the handshake is
+	 * full, so the silent one goes and the prompt one becomes a CR. */
+	lo2 = addr4("127.0.0.2");
+	CU_ASSERT_EQUAL_FATAL(rapt_ep_create(p.s[0].pz, p.s[0].dto, p.s[0].dto,
+					     p.s[0].conn, NULL, &x), 0);
+	CU_ASSERT_EQUAL_FATAL(rapt_ep_create(p.s[0].pz, p.s[0].dto, p.s[0].dto,
+					     p.s[0].conn, NULL, &y), 0);
+	CU_ASSERT_EQUAL_FATAL(rapt_ep_connect(x, (struct sockaddr *)&lo2,
+					      p.sid, NULL, 0,
+					      RAPT_TIMEOUT_INFINITE), 0);
+	CU_ASSERT_EQUAL_FATAL(rapt_ep_connect(y, (struct sockaddr *)&lo,
+					      p.sid, NULL, 0, WAIT_US), 0);
+	expect(p.s[0].conn, RAPT_EV_UNREACHABLE, &ev);
+	CU_ASSERT_PTR_EQUAL(ev.u.conn.ep, x);
+	expect(p.cr_evd, RAPT_EV_CR_ARRIVAL, &ev);
+	CU_ASSERT_EQUAL(rapt_cr_reject(ev.u.cr.cr, NULL, 0), 0);
+	expect(p.s[0].conn, RAPT_EV_PEER_REJECTED, &ev);
+	CU_ASSERT_PTR_EQUAL(ev.u.conn.ep, y);
+	CU_ASSERT_EQUAL(rapt_psp_query(p.psp, &pi, sizeof(pi)), 0);
+	CU_ASSERT_EQUAL(pi.busy_rejects, 0);
+	CU_ASSERT_EQUAL(pi.handshake_timeouts, 1);
+	CU_ASSERT_EQUAL(rapt_ep_free(y), 0);
 	CU_ASSERT_EQUAL(rapt_ep_free(x), 0);
 	pair_close(&p);
 }

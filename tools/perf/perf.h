@@ -36,7 +36,14 @@
 #define PERF_CTL_SENDS		16
 #define PERF_MAX_SIZE		(4ull << 20)
 #define PERF_MAX_WINDOW		1024
+/* The stall watchdog: a side that waits this long for a completion it
+ * expects gives up (RAPT_PERF_STALL_MS overrides it, for tests).  A side
+ * that expects nothing until the peer ends a phase (the server of a
+ * one-sided test) waits without it, PERF_PHASE_WAIT: a peer that dies is
+ * reported by the connection itself (the provider's keepalive and user
+ * timeout), however long the phase. */
 #define PERF_STALL_US		(30 * 1000000ll)
+#define PERF_PHASE_WAIT		(-1ll)
 #define PERF_CONNECT_US		(10 * 1000000ll)
 #define PERF_WINDOW_DEFAULT	UINT32_MAX
 
@@ -217,7 +224,10 @@ int perf_wait(struct perf_side *s, struct rapt_evd *evd,
 	      struct rapt_event *ev, int64_t timeout_us);
 int perf_wait_any(struct perf_side *s, struct rapt_event *ev,
 		  int64_t timeout_us);
+int64_t perf_stall_us(void);
 int perf_next_data(struct perf_side *s, struct rapt_event *ev);
+int perf_next_data_wait(struct perf_side *s, struct rapt_event *ev,
+			int64_t timeout_us);
 int perf_next_event(struct perf_side *s, struct rapt_event *ev, bool *ctl);
 bool perf_ctl_event(struct perf_side *s, const struct rapt_event *ev,
 		    int *err);
@@ -225,6 +235,8 @@ int perf_ctl_arm(struct perf_side *s);
 int perf_ctl_send(struct perf_side *s, uint32_t op, const uint64_t *args,
 		  unsigned int nargs);
 int perf_ctl_recv(struct perf_side *s, uint32_t op, struct perf_ctl *out);
+int perf_ctl_recv_wait(struct perf_side *s, uint32_t op, struct perf_ctl *out,
+		       int64_t timeout_us);
 int perf_ctl_poll(struct perf_side *s, uint32_t op, struct perf_ctl *out);
 int perf_dto_ok(const struct rapt_event *ev, const char *what);
 int perf_conn_wait(struct perf_side *s, struct rapt_ep *ep, uint32_t type,

@@ -374,8 +374,10 @@ static int serve_write(struct perf_side *s, const struct perf_ctl *ph,
 	if (ret)
 		return perf_fail(ret, "rapt_ep_post_recv (marker)");
 	ret = perf_ctl_send(s, PERF_CTL_READY, NULL, 0);
+	/* The writes land unseen: the marker ends the phase, however long
+	 * it lasts. */
 	if (!ret)
-		ret = perf_next_data(s, &ev);
+		ret = perf_next_data_wait(s, &ev, PERF_PHASE_WAIT);
 	if (!ret)
 		ret = perf_dto_ok(&ev, "marker");
 	if (!ret && ev.u.dto.op != RAPT_OP_RECV)
@@ -395,7 +397,8 @@ static int serve_read(struct perf_side *s, const struct perf_ctl *ph)
 		perf_fill(slot_ptr(s, slot), ph->arg[0], slot);
 	ret = perf_ctl_send(s, PERF_CTL_READY, NULL, 0);
 	if (!ret)
-		ret = perf_ctl_recv(s, PERF_CTL_DONE, &m);
+		ret = perf_ctl_recv_wait(s, PERF_CTL_DONE, &m,
+					 PERF_PHASE_WAIT);
 	return ret;
 }
 

@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -500,6 +501,28 @@ bool perf_ctl_event(struct perf_side *s, const struct rapt_event *ev,
 	return false;
 }
 
+int64_t perf_stall_us(void)
+{
+	/* Server and client may be threads of one process: the value is
+	 * the same whoever reads the environment first. */
+	static _Atomic int64_t stall;
+	int64_t us = atomic_load_explicit(&stall, memory_order_relaxed);
+	const char *v;
+
+	if (!us) {
+		v = getenv("RAPT_PERF_STALL_MS");
+		us = v && atoll(v) > 0 ? atoll(v) * 1000 : PERF_STALL_US;
+		atomic_store_explicit(&stall, us, memory_order_relaxed);
+	}
+	return us;
+}
+
+static void stall_report(void)
+{
+	fprintf(stderr, "rapt_perf: no completion for %lld ms\n",
+		(long long)(perf_stall_us() / 1000));
+}
+
 /*
  * The next event of the DTO EVD, whatever it is: control traffic is
  * handled first and reported through *@ctl.
@@ -508,10 +531,9 @@ int perf_next_event(struct perf_side *s, struct rapt_event *ev, bool *ctl)
 {
 	int ret, err;
 
-	ret = perf_wait(s, s->dto_evd, ev, PERF_STALL_US);
+	ret = perf_wait(s, s->dto_evd, ev, perf_stall_us());
 	if (ret == RAPT_ETIMEDOUT)
-		fprintf(stderr, "rapt_perf: no completion for %lld s\n",
-			PERF_STALL_US / 1000000);
+		stall_report();
 	if (ret)
 		return ret;
 	*ctl = perf_ctl_event(s, ev, &err);
@@ -521,13 +543,19 @@ int perf_next_event(struct perf_side *s, struct rapt_event *ev, bool *ctl)
 /* The next event that is not for the control channel. */
 int perf_next_data(struct perf_side *s, struct rapt_event *ev)
 {
+	return perf_next_data_wait(s, ev, perf_stall_us());
+}
+
+/* The same, waiting up to @timeout_us (PERF_PHASE_WAIT: no bound). */
+int perf_next_data_wait(struct perf_side *s, struct rapt_event *ev,
+			int64_t timeout_us)
+{
 	int ret, err;
 
 	for (;;) {
-		ret = perf_wait(s, s->dto_evd, ev, PERF_STALL_US);
+		ret = perf_wait(s, s->dto_evd, ev, timeout_us);
 		if (ret == RAPT_ETIMEDOUT)
-			fprintf(stderr, "rapt_perf: no completion for %lld s\n",
-				PERF_STALL_US / 1000000);
+			stall_report();
 		if (ret)
 			return ret;
 		if (!perf_ctl_event(s, ev, &err))
@@ -543,7 +571,7 @@ static int ctl_make_room(struct perf_side *s)
 	int ret, err;
 
 	while (s->ctl_send_busy >= PERF_CTL_SENDS) {
-		ret = perf_wait(s, s->dto_evd, &ev, PERF_STALL_US);
+		ret = perf_wait(s, s->dto_evd, &ev, perf_stall_us());
 		if (ret)
 			return perf_fail(ret, "waiting for a control send");
 		if (!perf_ctl_event(s, &ev, &err)) {
@@ -608,6 +636,13 @@ int perf_ctl_poll(struct perf_side *s, uint32_t op, struct perf_ctl *out)
 /* Wait for control message @op (0: any); any other event is an error. */
 int perf_ctl_recv(struct perf_side *s, uint32_t op, struct perf_ctl *out)
 {
+	return perf_ctl_recv_wait(s, op, out, perf_stall_us());
+}
+
+/* The same, waiting up to @timeout_us (PERF_PHASE_WAIT: no bound). */
+int perf_ctl_recv_wait(struct perf_side *s, uint32_t op, struct perf_ctl *out,
+		       int64_t timeout_us)
+{
 	struct rapt_event ev;
 	int ret, err;
 
@@ -615,7 +650,7 @@ int perf_ctl_recv(struct perf_side *s, uint32_t op, struct perf_ctl *out)
 		ret = perf_ctl_poll(s, op, out);
 		if (ret)
 			return ret < 0 ? ret : 0;
-		ret = perf_wait_any(s, &ev, PERF_STALL_US);
+		ret = perf_wait_any(s, &ev, timeout_us);
 		if (ret)
 			return perf_fail(ret, "waiting for the peer");
 		if (!perf_ctl_event(s, &ev, &err)) {

@@ -141,7 +141,7 @@ static PERF_NO_TSAN int landed_check(const uint8_t *p, uint64_t len,
 static int spin_byte(struct perf_side *s, const uint8_t *p, uint8_t want,
 		     uint32_t *out)
 {
-	uint64_t end = perf_now_ns() + PERF_STALL_US * 1000ull;
+	uint64_t end = perf_now_ns() + (uint64_t)perf_stall_us() * 1000ull;
 	unsigned int n = 0;
 	int ret;
 
@@ -447,8 +447,10 @@ int perf_lat_server(struct perf_side *s, const struct perf_ctl *ph)
 		ret = perf_ctl_send(s, PERF_CTL_READY, NULL, 0);
 		break;
 	}
+	/* However long the client's phase lasts (a one-sided test shows the
+	 * server nothing until DONE). */
 	if (!ret)
-		ret = perf_ctl_recv(s, PERF_CTL_DONE, &m);
+		ret = perf_ctl_recv_wait(s, PERF_CTL_DONE, &m, PERF_PHASE_WAIT);
 	if (!ret)
 		ret = perf_ctl_send(s, PERF_CTL_ACK, &bad, 1);
 	return ret;

@@ -211,6 +211,16 @@ struct rapt_prov_ops {
 	int (*evd_wait_fd)(void *pevd, int *fd);
 	int (*evd_trywait)(void *pevd, uint32_t how);
 	int (*evd_wait_done)(void *pevd);
+
+	/*
+	 * ep_set_peer_timeout: a peer silent for about @timeout_ms (idle or
+	 * with data in flight) must end in RAPT_EV_BROKEN
+	 * (rapt_ep_set_peer_timeout()).  Called right after ep_create with
+	 * the IA's value, and whenever the consumer changes it; an EP with a
+	 * connection applies it at once.  The value is in range.  Stub:
+	 * RAPT_ENOTSUP (the transport's own bound applies).
+	 */
+	int (*ep_set_peer_timeout)(void *pep, uint32_t timeout_ms);
 };
 
 /* evd_trywait's @how. */
@@ -526,6 +536,8 @@ enum rapt_pdata_kind {
 /**
  * struct rapt_pdata_view - a parsed private-data field
  * @foreign: 1 if there was no rapt header: @data is all the bytes as-is
+ *	(empty private data is foreign too: a rapt peer always sends the
+ *	header, even with no consumer bytes)
  * @version: header version (0 if foreign)
  * @kind: enum rapt_pdata_kind (0 if foreign)
  * @data: consumer bytes

@@ -605,8 +605,9 @@ const char *rapt_sockaddr_str(const struct sockaddr *sa, char *buf,
  * One table for every provider.  Where rapt has a code with the errno's
  * own number it is that code (ENOENT, EINTR, EIO, EAGAIN, EBUSY, EEXIST,
  * EINVAL, ERANGE, EADDRINUSE, ENOTCONN, ETIMEDOUT, ECONNREFUSED,
- * ECANCELED); the others fold: ENOMEM, ENOBUFS, EMFILE, ENFILE and
- * ENOSPC (a kernel limit, not a full rapt queue) are RAPT_ENOMEM; EPERM
+ * ECANCELED, EMFILE, EFAULT); the others fold: ENFILE (the system's limit) is
+ * RAPT_EMFILE; ENOMEM, ENOBUFS and ENOSPC (a kernel limit, not a full
+ * rapt queue) are RAPT_ENOMEM; EPERM
  * and EACCES RAPT_EACCES; ENODEV and ENXIO RAPT_ENODEV; EOPNOTSUPP and
  * ENOSYS RAPT_ENOTSUP; EADDRNOTAVAIL and EAFNOSUPPORT RAPT_EINVAL;
  * EMSGSIZE and E2BIG RAPT_ELENGTH; EOVERFLOW RAPT_ERANGE (RAPT_EOVERFLOW is an

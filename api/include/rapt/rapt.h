@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define RAPT_API_VERSION_MAJOR 1
-#define RAPT_API_VERSION_MINOR 1
+#define RAPT_API_VERSION_MINOR 2
 
 /* Opaque handles: incomplete types, never dereferenced. */
 struct rapt_ia;
@@ -398,8 +398,16 @@ struct rapt_lmr_info {
  * @lmr: output handle
  * @info: output keys and address (may be NULL; see rapt_lmr_query())
  *
+ * The whole region must be mapped readable, and writable too when @access
+ * has RAPT_MEM_LOCAL_WRITE or RAPT_MEM_REMOTE_WRITE: a registration is a
+ * promise that the provider (or a remote peer) may touch it.
+ *
  * Return: 0, RAPT_EINVAL (NULL address, zero length, unknown access bits),
- * RAPT_ERANGE (longer than max_lmr_size), RAPT_ENOMEM.
+ * RAPT_ERANGE (longer than max_lmr_size), RAPT_EFAULT (part of the region
+ * is not mapped: an unmapped address, or a length past the end of a
+ * mapping), RAPT_EACCES (mapped without the rights @access needs: a
+ * read-only mapping registered for writing, a PROT_NONE guard page),
+ * RAPT_ENOMEM.
  */
 RAPT_API int rapt_lmr_create(struct rapt_pz *pz, void *addr, size_t length,
 			     unsigned int access, struct rapt_lmr **lmr,
@@ -940,6 +948,72 @@ RAPT_API const char *rapt_ep_state_name(uint32_t state);
  */
 RAPT_API int rapt_ep_modify(struct rapt_ep *ep, const struct rapt_ep_attr *attr,
 			    unsigned int mask);
+
+/*
+ * The peer timeout: how long a connection's peer may stay silent before
+ * the EP reports RAPT_EV_BROKEN.  It bounds both cases of a peer that
+ * vanishes without closing (a host that dies, a cut link): an idle
+ * connection (the provider probes the peer: TCP keepalive on tcp) and one
+ * with data in flight (the data must be acknowledged in time: TCP's user
+ * timeout).  Since API 1.2.
+ */
+#define RAPT_PEER_TIMEOUT_DEFAULT_MS	30000u
+#define RAPT_PEER_TIMEOUT_MIN_MS	1000u
+#define RAPT_PEER_TIMEOUT_MAX_MS	86400000u	/* a day */
+
+/**
+ * rapt_ia_set_peer_timeout - the peer timeout of the IA's future EPs
+ * @ia: the IA
+ * @timeout_ms: RAPT_PEER_TIMEOUT_MIN_MS to RAPT_PEER_TIMEOUT_MAX_MS
+ *
+ * EPs created on @ia from now on start with this peer timeout (an IA
+ * starts with RAPT_PEER_TIMEOUT_DEFAULT_MS, 30 seconds).  EPs that exist
+ * keep theirs: see rapt_ep_set_peer_timeout().  Since API 1.2.
+ *
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_ERANGE.
+ */
+RAPT_API int rapt_ia_set_peer_timeout(struct rapt_ia *ia, uint32_t timeout_ms);
+
+/**
+ * rapt_ia_get_peer_timeout - the peer timeout the IA gives new EPs
+ * @ia: the IA
+ * @timeout_ms: output
+ *
+ * Since API 1.2.
+ *
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_EINVAL (NULL output).
+ */
+RAPT_API int rapt_ia_get_peer_timeout(struct rapt_ia *ia,
+				      uint32_t *timeout_ms);
+
+/**
+ * rapt_ep_set_peer_timeout - bound the silence of an EP's peer
+ * @ep: the EP, in any state; a connected EP applies it at once
+ * @timeout_ms: RAPT_PEER_TIMEOUT_MIN_MS to RAPT_PEER_TIMEOUT_MAX_MS
+ *
+ * A peer that sends nothing, acknowledges nothing and answers no probe
+ * for about @timeout_ms makes the EP report RAPT_EV_BROKEN (prov_status
+ * -ETIMEDOUT on tcp), whether the connection was idle or had data in
+ * flight.  A peer that is merely slow to consume (its receive window
+ * closed, its host alive) is not silent.  Since API 1.2.
+ *
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_ERANGE, RAPT_ENOTSUP
+ * (the provider has no such bound: its transport's own applies).
+ */
+RAPT_API int rapt_ep_set_peer_timeout(struct rapt_ep *ep, uint32_t timeout_ms);
+
+/**
+ * rapt_ep_get_peer_timeout - an EP's peer timeout
+ * @ep: the EP
+ * @timeout_ms: output
+ *
+ * Since API 1.2.
+ *
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_EINVAL (NULL
+ * output), RAPT_ENOTSUP (the provider has no such bound).
+ */
+RAPT_API int rapt_ep_get_peer_timeout(struct rapt_ep *ep,
+				      uint32_t *timeout_ms);
 
 /**
  * struct rapt_sge - one scatter/gather element

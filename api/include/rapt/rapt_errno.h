@@ -36,6 +36,8 @@
 	XX(ECONNREFUSED, -ECONNREFUSED,	"connection refused")			\
 	XX(EOVERFLOW,	-EOVERFLOW,	"event queue overflowed")		\
 	XX(ECANCELED,	-ECANCELED,	"canceled (object freed while waiting)") \
+	XX(EFAULT,	-EFAULT,	"bad address (memory not mapped)")	\
+	XX(EMFILE,	-EMFILE,	"too many open files (the process's or the system's limit)") \
 	XX(EBADHANDLE,	-256,		"bad handle (NULL, freed or never created)") \
 	XX(EHANDLETYPE,	-257,		"handle is of the wrong type for this call") \
 	XX(ESTATE,	-258,		"invalid state for this operation")	\
