@@ -11,9 +11,9 @@
 #      files (rapt_info, the demo, man pages, an out-of-tree provider),
 #      purge (tests/packaging.sh; root)
 #   6. the VM suite (tests/vm/run-vm.sh; root): the tcp provider against
-#      the Linux kernel's soft-iWARP driver (siw) in a qemu VM; with
-#      RAPT_VM_SUITES also rapt-conformance on the iwarp provider over siw,
-#      rdma-core's programs against rapt, and rapt_perf against perftest
+#      the Linux kernel's soft-iWARP driver (siw), rapt-conformance on the
+#      iwarp provider over siw (and against tcp both ways), rdma-core's
+#      programs against rapt, and rapt_perf against perftest, in a qemu VM
 # Exit status is 0 only if all of them pass.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -96,17 +96,18 @@ run "Debian packages" counted tests/packaging.sh
 # hosts, against tcp both ways), rdma-core's own programs against rapt,
 # and rapt_perf against perftest.  Its PASS/FAIL lines count with the
 # automake tests; its PERF lines go to build-ci/vm-perf.txt.
-# CI runs the interop suite only, for now: the iwarp provider's suites
-# (conformance, foreign, perf) have passed by hand but are not yet proven
-# stable enough for every CI run; RAPT_VM_SUITES="interop conformance
-# foreign perf" runs them all.
+# RAPT_VM_SUITES="interop conformance" narrows it (run-vm.sh's SUITES).
 vm_suite() {
 	local b
 	b=$(tests/ci/build.sh build-ci --enable-werror) || return 1
 	rm -f "$top/build-ci/vm-perf.txt"
-	SUITES=${RAPT_VM_SUITES:-interop} counted tests/vm/run-vm.sh "$b"
+	if [ -n "${RAPT_VM_SUITES:-}" ]; then
+		SUITES=$RAPT_VM_SUITES counted tests/vm/run-vm.sh "$b"
+	else
+		counted tests/vm/run-vm.sh "$b"
+	fi
 }
-run "VM suite: siw interop (qemu)" vm_suite
+run "VM suite: siw interop, iwarp conformance, foreign peers, perf (qemu)" vm_suite
 
 echo
 printf '%s\n' "${summary[@]}"

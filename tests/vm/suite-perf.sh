@@ -39,7 +39,8 @@ perf_run() {
 	PERF_PORT=$((PERF_PORT + 1))
 	timeout 120 $IN_PEER $srv $po $PERF_PORT > /tmp/$name.srv 2>&1 &
 	spid=$!
-	sleep 1
+	# both servers listen through siw: a kernel socket in netns peer
+	wait_for /tmp/$name.srv "peerport:$PERF_PORT" $spid
 	timeout 120 $cli $po $PERF_PORT > $out 2>&1 || rc=1
 	wait $spid || rc=1
 	if [ $rc != 0 ]; then
