@@ -70,6 +70,13 @@ BUILD=$(cd "$1" && pwd)
 [ "$(id -u)" = 0 ] || die "must run as root (apt-get, dpkg)"
 mkdir -p "$WORKDIR"
 cd "$WORKDIR"
+# One run per WORKDIR at a time: runs share its cache, initramfs and
+# console log, and two TCG VMs on a small host starve each other.
+exec 9> "$WORKDIR/.lock"
+if ! flock -n 9; then
+	say "waiting for the run-vm.sh already using $WORKDIR"
+	flock 9
+fi
 
 # ---------------------------------------------------------------------------
 # 1. host packages
