@@ -109,10 +109,16 @@ static void connect_rejected(struct vb_ep *ep, const struct cm_ev *c)
 	ce.type = RAPT_EV_PEER_REJECTED;
 	ce.pdata = c->pdata_len ? c->pdata : NULL;
 	ce.pdata_len = c->pdata_len;
-	/* iWARP rejects carry no reason: one with private data is taken
-	 * for the consumer's; rapt's header says better when there is one. */
-	ce.consumer_reject = c->pdata_len != 0;
 	ce.reason = RAPT_REJECT_UNKNOWN;
+	/* rapt's header says who rejected when there is one; without it the
+	 * transport's reason does (IB), or, where rejects carry no reason
+	 * (iWARP), one with private data is taken for the consumer's. */
+	if (vb_tp->reject)
+		ce.consumer_reject = vb_tp->reject(c->status, &ce.reason);
+	else
+		ce.consumer_reject = c->pdata_len != 0;
+	if (!ce.consumer_reject)
+		ce.type = RAPT_EV_NON_PEER_REJECTED;
 	ce.prov_status = c->status;
 	vb_ep_shutdown(ep, &ce);
 }
@@ -139,6 +145,13 @@ static void active_up(struct vb_ep *ep, const struct cm_ev *c)
 	ep->ird = min32(ep->attr.rdma_read_in, c->ird);
 	ep->ord = min32(ep->attr.rdma_read_out, c->ord);
 	pthread_mutex_unlock(&ep->lock);
+	/* The QP to RTS and the handshake completed (IB: the RTU). */
+	if (vb_tp->qp_connect && vb_tp->qp_connect(ep, ep->id, true)) {
+		if (rdma_reject(ep->id, NULL, 0))
+			vb_dbg("rdma_reject: %m");
+		connect_fail(ep, RAPT_EV_UNREACHABLE, 0, -EPROTO);
+		return;
+	}
 	/* Before ESTABLISHED: the RTR goes ahead of any consumer send. */
 	if (vb_tp->active_up && !rapt_prov_ep_raw_pdata(ep->cep))
 		vb_tp->active_up(ep, c->pdata, &len);
@@ -157,7 +170,7 @@ static void passive_up(struct vb_ep *ep)
 		return;
 	}
 	ep->kernel_up = true;
-	if (!vb_tp->passive_up || vb_tp->passive_up(ep)) {
+	if (!vb_tp->passive_up || vb_tp->passive_up(ep, NULL)) {
 		vb_ep_report_up(ep, NULL, 0);
 	} else {
 		ep->timer_start_ns = rapt_now_ns();
@@ -215,10 +228,10 @@ static void route_resolved(struct vb_ep *ep)
 	}
 	dev = ep->id->verbs ? ibv_get_device_name(ep->id->verbs->device) :
 	      "(none)";
-	if (strcmp(dev, ep->ia->dev)) {
+	if (strcmp(dev, ep->ia->dev) || ep->id->port_num != ep->ia->port) {
 		pthread_mutex_unlock(&ep->lock);
-		vb_info("the route to the peer leaves through %s, not %s",
-			dev, ep->ia->dev);
+		vb_info("the route to the peer leaves through %s port %u, not %s port %u",
+			dev, ep->id->port_num, ep->ia->dev, ep->ia->port);
 		connect_fail(ep, RAPT_EV_UNREACHABLE, 0, -ENETUNREACH);
 		return;
 	}
@@ -467,7 +480,7 @@ static void timer_rtr(struct vb_ep *ep)
 
 	if (ep->state != VB_EP_ACCEPTING)
 		return;
-	if (vb_tp->passive_up(ep)) {
+	if (vb_tp->passive_up(ep, NULL)) {
 		vb_ep_report_up(ep, NULL, 0);
 		return;
 	}
@@ -800,7 +813,7 @@ static void on_request(struct vb_ia *ia, const struct cm_ev *c)
 	req->ord = c->ord;
 	rapt_prov_pdata_parse(req->pdata, req->pdata_len, &view);
 	req->foreign = view.foreign || !req->pdata_len;
-	if (!req->foreign && vb_tp->request)
+	if (vb_tp->request)
 		vb_tp->request(req);
 
 	memset(&r, 0, sizeof(r));
@@ -901,6 +914,11 @@ static void accept_call(void *arg)
 	p.flow_control = 1;
 	p.rnr_retry_count = 7;
 	p.qp_num = ep->qp->qp_num;
+	/* The QP to RTR and RTS before the reply goes out (IB). */
+	if (vb_tp->qp_connect && vb_tp->qp_connect(ep, req->id, false)) {
+		a->ret = RAPT_EIO;
+		return;
+	}
 	pthread_mutex_lock(&ep->lock);
 	ep->id = req->id;
 	ep->state = VB_EP_ACCEPTING;
@@ -1172,8 +1190,8 @@ int vb_cm_start(struct vb_ia *ia)
 	pthread_cond_init(&cn->gone, NULL);
 	rapt_list_init(&ia->reqs);
 	rapt_timer_init(&ia->req_timer, req_timer_fire);
-	ia->tcp_diag = vb_tcp_diag_works();
-	if (!ia->tcp_diag)
+	ia->tcp_diag = vb_tp->tcp_wire && vb_tcp_diag_works();
+	if (vb_tp->tcp_wire && !ia->tcp_diag)
 		vb_info("%s: no sock_diag for TCP (tcp_diag not loaded?): a requester that leaves before its request is decided goes unnoticed",
 			ia->dev);
 	return 0;

@@ -152,7 +152,8 @@ static void dev_entry(struct ibv_device *d, struct rapt_prov_device *e)
 	e->status = dev_addr(e->name, &ss, NULL, e->reason,
 			     sizeof(e->reason));
 	if (!e->status && vb_tp->device_note)
-		vb_tp->device_note(e->name, e->reason, sizeof(e->reason));
+		vb_tp->device_note(e->name, (const struct sockaddr *)&ss,
+				   e->reason, sizeof(e->reason));
 }
 
 int vb_get_devices(void *prov, struct rapt_prov_device **out,
@@ -432,7 +433,8 @@ int vb_ia_query(void *pia, struct rapt_ia_attr *a)
 	const struct ibv_device_attr *d = &ia->dattr;
 	uint32_t i;
 
-	a->transport = vb_tp->transport;
+	a->transport = vb_tp->ia_transport ? vb_tp->ia_transport(ia) :
+		       vb_tp->transport;
 	a->port = ia->port;
 	a->caps = vb_tp->ia_caps ? vb_tp->ia_caps(ia) : vb_tp->caps;
 	if (!ia->max_inline)
@@ -562,9 +564,10 @@ static void async_qp(struct vb_ia *ia, struct ibv_async_event *ev)
 		vb_ep_shutdown(ep, &ce);
 		break;
 	default:
-		vb_dbg("%s: QP %u: %s (ignored)", ia->dev,
-		       ev->element.qp->qp_num,
+		vb_dbg("%s: QP %u: %s", ia->dev, ev->element.qp->qp_num,
 		       ibv_event_type_str(ev->event_type));
+		if (ep && vb_tp->qp_event)
+			vb_tp->qp_event(ep, ev->event_type);
 		break;
 	}
 }

@@ -2,13 +2,14 @@
 /*
  * The verbs layer: what every rapt provider on rdma-core (libibverbs and
  * librdmacm) shares, written once.  A libtool convenience library; the
- * iwarp provider links it, and so will the ib provider.  Each provider DSO
+ * iwarp and ib providers link it.  Each provider DSO
  * gets its own hidden copy.
  *
  * A provider on this layer defines one symbol, vb_tp (struct
  * vb_transport): its name, the ibverbs transport it serves, its raw
  * private-data limits and the hooks where its connection setup differs
- * (iWARP: the RTR rapt sends itself, providers/iwarp/iwarp_rtr.c).
+ * (iWARP: the RTR rapt sends itself, providers/iwarp/iwarp_rtr.c; IB:
+ * RTR/RTS of the EP's own QP and the RTU, providers/ib/ib_rtr.c).
  *
  * Modules:
  *
@@ -21,6 +22,7 @@
  *               name every work request; posts; teardown with flushes
  *   vb_cm.c     rdma_cm: connect (the QP by number), listen, requests,
  *               accept/reject, disconnect, the IA's CM event channel
+ *   vb_prov.c   the ops table the providers hand the core
  *
  * Threads: each IA runs a progress engine (providers/util/engine.c) whose
  * epoll set holds the rdma_cm event channel and the device's async-event
@@ -81,17 +83,35 @@ struct vb_req;
  *                 (what the wire carries minus what the hooks append)
  * @pdata_accept: the same on accept
  * @pdata_reject: the same on reject
+ * @tcp_wire: connections are TCP connections of the kernel's (iWARP): a
+ *            requester that leaves is found through sock_diag
  * @ia_caps: the caps of an opened device (NULL: @caps)
+ * @ia_transport: the enum rapt_transport of an opened port (NULL:
+ *                @transport)
  * @qp_init: move a new QP to the state where receives may be posted
+ *           (vb_qp_to_init() with the transport's attributes)
+ * @qp_connect: move the EP's QP to RTS for the connection of @id before
+ *              the accept goes out (@active false) or once the reply is in
+ *              (@active true, which then also completes the handshake);
+ *              NULL where the kernel's CM moves the QP itself (iWARP)
  * @connect_pdata: append the provider's bytes to framed connect private
  *                 data (@len bytes in @buf, room for 255); new length
- * @request: look at a request's private data (sets req->peer_rtr)
+ * @request: look at a request (foreign ones too): the read depths as the
+ *           transport's CM reports them, the private data (peer_rtr)
  * @accept_pdata: append to the accept private data; new length
  * @active_up: the active side's connection is up (before ESTABLISHED is
  *             reported): act on the reply's private data (send the RTR)
  *             and say how many of its bytes are the consumer's framing
- * @passive_up: may the accepting EP report ESTABLISHED now
- * @device_note: a line rapt_info shows for a usable device, or ""
+ * @passive_up: may the accepting EP report ESTABLISHED now; @ev is a
+ *              completion of the EP held back meanwhile, or NULL when the
+ *              CM says the connection is up (or a timer asks)
+ * @reject: what a REJECTED of rdma_cm with @status means: whether the
+ *          peer's consumer rejected (else @reason is the CM's); NULL: one
+ *          with private data is the consumer's (iWARP cannot tell)
+ * @qp_event: an async event of the EP's QP the layer does not handle
+ *            (IB: COMM_EST), on the engine's runner
+ * @device_note: a line rapt_info shows for a usable device (@addr: the
+ *               address rdma_cm uses for it), or ""
  */
 struct vb_transport {
 	const char *name;
@@ -103,20 +123,30 @@ struct vb_transport {
 	uint16_t pdata_connect;
 	uint16_t pdata_accept;
 	uint16_t pdata_reject;
+	bool tcp_wire;
 	uint64_t (*ia_caps)(const struct vb_ia *ia);
+	uint32_t (*ia_transport)(const struct vb_ia *ia);
 	int (*qp_init)(struct vb_ep *ep);
+	int (*qp_connect)(struct vb_ep *ep, struct rdma_cm_id *id,
+			  bool active);
 	size_t (*connect_pdata)(struct vb_ep *ep, uint8_t *buf, size_t len);
 	void (*request)(struct vb_req *req);
 	size_t (*accept_pdata)(struct vb_ep *ep, const struct vb_req *req,
 			       uint8_t *buf, size_t len);
 	void (*active_up)(struct vb_ep *ep, const uint8_t *pdata,
 			  size_t *len);
-	bool (*passive_up)(struct vb_ep *ep);
-	void (*device_note)(const char *dev, char *buf, size_t len);
+	bool (*passive_up)(struct vb_ep *ep, const struct rapt_event *ev);
+	bool (*reject)(int status, uint32_t *reason);
+	void (*qp_event)(struct vb_ep *ep, enum ibv_event_type type);
+	void (*device_note)(const char *dev, const struct sockaddr *addr,
+			    char *buf, size_t len);
 };
 
 /* The provider's descriptor; every DSO on this layer defines it. */
 extern const struct vb_transport *const vb_tp;
+
+/* The ops of every provider on the layer (vb_prov.c). */
+extern const struct rapt_prov_ops vb_prov_ops;
 
 #define vb_log(level, ...) RAPT_PLOG((level), vb_tp->name, __VA_ARGS__)
 #define vb_err(...)  vb_log(RAPT_LOG_ERROR, __VA_ARGS__)
@@ -434,6 +464,12 @@ void vb_ep_complete(struct vb_ia *ia, const struct ibv_wc *wc);
  */
 int vb_ep_post_internal_write(struct vb_ep *ep, uint64_t raddr,
 			      uint32_t rkey, uint32_t len);
+
+/*
+ * Move a new QP to INIT with the access rights every rapt QP has, plus
+ * the transport's @qa fields named by @mask (IB: the port and P_Key).
+ */
+int vb_qp_to_init(struct vb_ep *ep, struct ibv_qp_attr *qa, int mask);
 
 /* Report ESTABLISHED (ep->lock held) and release what it held back. */
 void vb_ep_report_up(struct vb_ep *ep, const void *pdata, size_t len);
