@@ -169,6 +169,8 @@ bool ib_passive_up(struct vb_ep *ep, const struct rapt_event *ev)
  */
 void ib_qp_event(struct vb_ep *ep, enum ibv_event_type type)
 {
-	if (type == IBV_EVENT_COMM_EST)
-		notify_established(ep);
+	if (type != IBV_EVENT_COMM_EST)
+		return;
+	vb_dbg("QP %u: COMM_EST before the RTU", ep->qp->qp_num);
+	notify_established(ep);
 }

@@ -1,15 +1,26 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # /init of rapt's VM (tests/vm/run-vm.sh boots it): busybox sh as PID 1.
-# Loads the RDMA modules and siw, wires two network namespaces with a veth
-# pair and an siw device on each end, runs the suites the kernel command
-# line names (raptvm.suites=interop,conformance,...: tests/vm/suite-*.sh),
-# prints one line per test on the serial console and powers off.
+# Loads the RDMA modules, siw and rxe, wires two network namespaces with a
+# veth pair and an siw device on each end, a second veth pair with an rxe
+# device on each end, a dummy with rxe0, runs the suites the kernel
+# command line names (raptvm.suites=interop,conformance,...:
+# tests/vm/suite-*.sh), prints one line per test on the serial console and
+# powers off.
 #
 #   netns init (default)                      netns "peer"
 #   veth0 192.0.2.1  siw0          <------->  veth1 192.0.2.2  siw1
 #   198.51.100.0/24 via 192.0.2.2: the peer does not forward, a black hole
 #   no default route: 203.0.113.1 is unreachable
+#
+#   netns init only (rxe on Linux 6.1 works in init_net alone)
+#   dummy0 198.18.0.1  rxe0        one host; 198.18.9.0/24 dev dummy0 is a
+#                                  black hole (a dummy drops what it sends)
+#   veth2 198.18.1.1   rxe1  <-->  veth3 198.18.1.2  rxe2
+#                                  policy routing sends traffic between the
+#                                  two over the wire, not through lo;
+#                                  198.18.8.0/24 via 198.18.1.2: a black
+#                                  hole (no forwarding)
 #
 # Console protocol (the host script reads it):
 #   RAPTVM PASS <name> <secs>s
@@ -50,6 +61,11 @@ UNREACHABLE_ADDR=203.0.113.1
 BLACKHOLE_ADDR=198.51.100.1
 IN_PEER="nsenter --net=/run/netns/peer"
 RAPT_IA=tcp:veth0
+RXE_ADDR=198.18.0.1
+RXE_WIRE_ADDR=198.18.1.1
+RXE_WIRE_PEER_ADDR=198.18.1.2
+RXE_BLACKHOLE_1HOST=198.18.9.1
+RXE_BLACKHOLE_2HOST=198.18.8.1
 
 now() { cut -d' ' -f1 /proc/uptime; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
@@ -105,6 +121,17 @@ wait_for() {
 		done
 		return
 		;;
+	cmport:*)
+		# an rdma_cm listener on that port (rdma_cm ids of any
+		# device: rxe has no TCP socket to look for)
+		while ! rdma resource show cm_id 2>/dev/null |
+			grep "LISTEN" | grep -q ":${2#cmport:} " &&
+		      [ $n -lt 100 ] && kill -0 "$3" 2>/dev/null; do
+			sleep 0.1
+			n=$((n + 1))
+		done
+		return
+		;;
 	esac
 	while ! grep -q "$2" "$1" 2>/dev/null && [ $n -lt 100 ] &&
 	      kill -0 "$3" 2>/dev/null; do
@@ -149,8 +176,10 @@ t0=$(now)
 : > /tmp/setup.log
 rc=0
 for m in crc32c_generic ib_core ib_uverbs iw_cm ib_cm rdma_cm rdma_ucm siw \
-	 veth tcp_diag; do
-	modprobe "$m" >> /tmp/setup.log 2>&1 || { rc=1; echo "modprobe $m failed" >> /tmp/setup.log; }
+	 rdma_rxe veth dummy tcp_diag nf_tables; do
+	# numdummies=0: otherwise loading dummy makes a dummy0 of its own
+	opt=; [ "$m" = dummy ] && opt=numdummies=0
+	modprobe "$m" $opt >> /tmp/setup.log 2>&1 || { rc=1; echo "modprobe $m failed" >> /tmp/setup.log; }
 done
 # siw's connection-manager debug messages go to the kernel log (not the
 # console); a failing test prints them.
@@ -171,7 +200,51 @@ done
 	$IN_PEER sh -c 'echo 2 > /proc/sys/net/ipv4/tcp_syn_retries'
 	rdma link add siw0 type siw netdev veth0
 	$IN_PEER rdma link add siw1 type siw netdev veth1
+	# rxe, one host: rxe0 on a dummy
+	$IP link add dummy0 index 20 type dummy
+	$IP addr add $RXE_ADDR/24 dev dummy0
+	$IP link set dummy0 up
+	$IP route add 198.18.9.0/24 dev dummy0
+	# rxe, two hosts in netns init: rules ahead of the local table send
+	# traffic between veth2's and veth3's addresses over the wire
+	$IP link add veth2 index 12 type veth peer name veth3 index 13
+	echo 1 > /proc/sys/net/ipv4/conf/all/accept_local
+	for d in veth2 veth3; do
+		echo 1 > /proc/sys/net/ipv4/conf/$d/accept_local
+		echo 0 > /proc/sys/net/ipv4/conf/$d/rp_filter
+	done
+	$IP addr add $RXE_WIRE_ADDR/24 dev veth2
+	$IP addr add $RXE_WIRE_PEER_ADDR/24 dev veth3
+	$IP link set veth2 up
+	$IP link set veth3 up
+	$IP route add $RXE_WIRE_PEER_ADDR dev veth2 src $RXE_WIRE_ADDR table 100
+	$IP route add $RXE_WIRE_ADDR dev veth3 src $RXE_WIRE_PEER_ADDR table 101
+	$IP rule add pref 10 iif lo to $RXE_WIRE_PEER_ADDR lookup 100
+	$IP rule add pref 11 iif lo to $RXE_WIRE_ADDR lookup 101
+	$IP rule add pref 100 lookup local
+	$IP rule del pref 0 lookup local
+	$IP route add 198.18.8.0/24 via $RXE_WIRE_PEER_ADDR dev veth2
+	rdma link add rxe0 type rxe netdev dummy0
+	rdma link add rxe1 type rxe netdev veth2
+	rdma link add rxe2 type rxe netdev veth3
 ) >> /tmp/setup.log 2>&1 || rc=1
+# rxe's GIDs appear after "rdma link add": wait for the IPv4 ones (10 s)
+rxe_gid_ok() {	# rxe_gid_ok DEV: its IPv4-mapped GID is in the table
+	local i=0 g
+	while [ $i -lt 16 ]; do
+		read -r g < /sys/class/infiniband/$1/ports/1/gids/$i 2>/dev/null &&
+			case $g in 0000:0000:0000:0000:0000:ffff:*) return 0 ;; esac
+		i=$((i + 1))
+	done
+	return 1
+}
+n=0
+while [ $n -lt 100 ] && ! { rxe_gid_ok rxe0 && rxe_gid_ok rxe1 &&
+			    rxe_gid_ok rxe2; }; do
+	sleep 0.1
+	n=$((n + 1))
+done
+[ $n -lt 100 ] || { rc=1; echo "rxe GIDs missing after 10 s" >> /tmp/setup.log; }
 [ $rc = 0 ] || show setup /tmp/setup.log
 result setup $rc "$t0"
 rdma link show | sed 's/^/    /'
@@ -197,6 +270,7 @@ $IN_PEER rdma link show | sed 's/^/    [peer] /'
 WATCHDOG=$!
 
 # --- suites --------------------------------------------------------------
+. /opt/rapt/vm/lib-suites.sh
 SUITES=$(cmdline_arg suites)
 [ -n "$SUITES" ] || SUITES=interop
 info "suites: $SUITES"
