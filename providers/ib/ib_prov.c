@@ -169,13 +169,16 @@ static int roce_gid(const char *dev, const struct sockaddr *addr,
 static void ib_device_note(const char *dev, const struct sockaddr *addr,
 			   char *buf, size_t len)
 {
-	char path[128], ll[32] = "", type[32] = "", a[RAPT_SOCKADDR_STRLEN];
+	char path[128], ll[32] = "", type[32] = "", a[INET6_ADDRSTRLEN] = "?";
+	const void *ip = addr->sa_family == AF_INET ?
+			 (const void *)&((const struct sockaddr_in *)addr)->sin_addr :
+			 (const void *)&((const struct sockaddr_in6 *)addr)->sin6_addr;
 	int idx;
 
 	snprintf(path, sizeof(path),
 		 "/sys/class/infiniband/%s/ports/1/link_layer", dev);
 	sysfs_line(path, ll, sizeof(ll));
-	rapt_sockaddr_str(addr, a, sizeof(a));
+	inet_ntop(addr->sa_family, ip, a, sizeof(a));
 	if (strcmp(ll, "Ethernet")) {
 		snprintf(buf, len,
 			 "InfiniBand (link layer %s); address %s through IPoIB",

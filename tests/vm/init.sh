@@ -175,7 +175,7 @@ srv_cli() {
 t0=$(now)
 : > /tmp/setup.log
 rc=0
-for m in crc32c_generic ib_core ib_uverbs iw_cm ib_cm rdma_cm rdma_ucm siw \
+for m in crc32c_generic crc32_generic ib_core ib_uverbs iw_cm ib_cm rdma_cm rdma_ucm siw \
 	 rdma_rxe veth dummy tcp_diag nf_tables; do
 	# numdummies=0: otherwise loading dummy makes a dummy0 of its own
 	opt=; [ "$m" = dummy ] && opt=numdummies=0

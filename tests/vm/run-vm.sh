@@ -119,7 +119,7 @@ fi
 # ---------------------------------------------------------------------------
 # What the VM loads (modinfo depends): ib_core ib_cm iw_cm rdma_cm (needs
 # configfs) rdma_ucm ib_uverbs, siw (needs libcrc32c and a crc32c),
-# rdma_rxe (needs the UDP tunnels), veth, dummy, nf_tables (the lost RTU).
+# rdma_rxe (needs the UDP tunnels and a crc32 for its ICRC), veth, dummy, nf_tables (the lost RTU).
 m=./lib/modules/$KVER
 KFILES=("./boot/vmlinuz-$KVER" "$m/modules.builtin*" "$m/modules.order"
 	"$m/kernel/drivers/infiniband/core/*" "$m/kernel/drivers/net/veth.ko"
@@ -129,7 +129,7 @@ KFILES=("./boot/vmlinuz-$KVER" "$m/modules.builtin*" "$m/modules.order"
 	"$m/kernel/net/netfilter/nfnetlink.ko"
 	"$m/kernel/fs/configfs/*" "$m/kernel/lib/libcrc32c.ko"
 	"$m/kernel/net/ipv4/inet_diag.ko" "$m/kernel/net/ipv4/tcp_diag.ko"
-	"$m/kernel/crypto/crc32c_generic.ko")
+	"$m/kernel/crypto/crc32c_generic.ko" "$m/kernel/crypto/crc32_generic.ko")
 # One unpacked tree per module set: runs with another set (an older
 # checkout) share $WORKDIR without unpacking again each time.
 KDIR=$WORKDIR/kernel-$KVER-$(echo "${KFILES[*]}" | md5sum | cut -c1-8)
@@ -275,7 +275,7 @@ echo "root:x:0:" > "$ROOT/etc/group"
 # Modules: the closure of what /init loads, per the image's modules.dep.
 depmod -b "$KDIR" "$KVER"
 kos=
-for m in crc32c_generic ib_core ib_uverbs iw_cm ib_cm rdma_cm rdma_ucm siw \
+for m in crc32c_generic crc32_generic ib_core ib_uverbs iw_cm ib_cm rdma_cm rdma_ucm siw \
 	 rdma_rxe veth dummy tcp_diag nf_tables; do
 	deps=$(modprobe -D -d "$KDIR" -S "$KVER" "$m") ||
 		die "module $m (or a dependency) is not in the unpacked part of $KPKG"
