@@ -198,6 +198,8 @@ static void ib_device_note(const char *dev, const struct sockaddr *addr,
 
 static const struct vb_transport ib_transport = {
 	.name = IB_NAME,
+	.version = IB_VERSION,
+	.description = "InfiniBand and RoCE devices (HCAs, kernel soft-RoCE rxe) through rdma-core",
 	.kind = "InfiniBand/RoCE",
 	.ibv_transport = IBV_TRANSPORT_IB,
 	.transport = RAPT_TRANSPORT_IB,
@@ -219,20 +221,3 @@ static const struct vb_transport ib_transport = {
 };
 
 const struct vb_transport *const vb_tp = &ib_transport;
-
-static const struct rapt_provider ib_provider = {
-	.size = sizeof(struct rapt_provider),
-	.abi = RAPT_PROVIDER_ABI,
-	.name = IB_NAME,
-	.version = IB_VERSION,
-	.description = "InfiniBand and RoCE devices (HCAs, kernel soft-RoCE rxe) through rdma-core",
-	.init = vb_init,
-	.fini = vb_fini,
-	.get_devices = vb_get_devices,
-	.ops = &vb_prov_ops,
-};
-
-RAPT_PROVIDER_EXPORT const struct rapt_provider *rapt_provider_entry(void)
-{
-	return &ib_provider;
-}

@@ -77,6 +77,8 @@ void iwarp_device_note(const char *dev, const struct sockaddr *addr,
 
 static const struct vb_transport iwarp_transport = {
 	.name = IWARP_NAME,
+	.version = IWARP_VERSION,
+	.description = "iWARP RNICs and kernel soft-iWARP (siw) through rdma-core",
 	.kind = "iWARP",
 	.ibv_transport = IBV_TRANSPORT_IWARP,
 	.transport = RAPT_TRANSPORT_IWARP,
@@ -97,20 +99,3 @@ static const struct vb_transport iwarp_transport = {
 };
 
 const struct vb_transport *const vb_tp = &iwarp_transport;
-
-static const struct rapt_provider iwarp_provider = {
-	.size = sizeof(struct rapt_provider),
-	.abi = RAPT_PROVIDER_ABI,
-	.name = IWARP_NAME,
-	.version = IWARP_VERSION,
-	.description = "iWARP RNICs and kernel soft-iWARP (siw) through rdma-core",
-	.init = vb_init,
-	.fini = vb_fini,
-	.get_devices = vb_get_devices,
-	.ops = &vb_prov_ops,
-};
-
-RAPT_PROVIDER_EXPORT const struct rapt_provider *rapt_provider_entry(void)
-{
-	return &iwarp_provider;
-}

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * verbs layer: the ops table every provider on the layer hands the core.
- * A provider on rdma-core differs in its struct vb_transport (vb_tp), not
- * in its ops: each DSO's struct rapt_provider points here.
+ * verbs layer: the descriptor every provider on the layer hands the core,
+ * and its ops table.  A provider on rdma-core differs in its struct
+ * vb_transport (vb_tp), not in its ops: the DSO's one export,
+ * rapt_provider_entry, is defined here and describes vb_tp.
  */
 #include "config.h"
+
+#include <pthread.h>
 
 #include "verbs.h"
 
@@ -37,3 +40,26 @@ const struct rapt_prov_ops vb_prov_ops = {
 	.evd_trywait = vb_evd_trywait,
 	.evd_wait_done = vb_evd_wait_done,
 };
+
+static struct rapt_provider vb_provider = {
+	.size = sizeof(struct rapt_provider),
+	.abi = RAPT_PROVIDER_ABI,
+	.init = vb_init,
+	.fini = vb_fini,
+	.get_devices = vb_get_devices,
+	.ops = &vb_prov_ops,
+};
+static pthread_once_t vb_provider_once = PTHREAD_ONCE_INIT;
+
+static void vb_provider_fill(void)
+{
+	vb_provider.name = vb_tp->name;
+	vb_provider.version = vb_tp->version;
+	vb_provider.description = vb_tp->description;
+}
+
+RAPT_PROVIDER_EXPORT const struct rapt_provider *rapt_provider_entry(void)
+{
+	pthread_once(&vb_provider_once, vb_provider_fill);
+	return &vb_provider;
+}

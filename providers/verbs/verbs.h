@@ -74,6 +74,8 @@ struct vb_req;
 /**
  * struct vb_transport - what a provider on the verbs layer declares
  * @name: provider name ("iwarp"), also the log tag
+ * @version: the provider's version (RAPT_VERSION_PACK)
+ * @description: what rapt_info says the provider is
  * @kind: the transport in words ("iWARP"), for messages
  * @ibv_transport: the enum ibv_transport_type of its devices
  * @transport: enum rapt_transport of its IAs
@@ -115,6 +117,8 @@ struct vb_req;
  */
 struct vb_transport {
 	const char *name;
+	uint32_t version;
+	const char *description;
 	const char *kind;
 	int ibv_transport;
 	uint32_t transport;
@@ -145,7 +149,8 @@ struct vb_transport {
 /* The provider's descriptor; every DSO on this layer defines it. */
 extern const struct vb_transport *const vb_tp;
 
-/* The ops of every provider on the layer (vb_prov.c). */
+/* The ops of every provider on the layer (vb_prov.c), whose entry
+ * symbol, rapt_provider_entry, the layer defines too. */
 extern const struct rapt_prov_ops vb_prov_ops;
 
 #define vb_log(level, ...) RAPT_PLOG((level), vb_tp->name, __VA_ARGS__)
