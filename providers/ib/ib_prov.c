@@ -19,6 +19,8 @@
 
 #define IB_VERSION	RAPT_VERSION_PACK(1, 0, 0)
 #define IB_RANK		10	/* an RDMA device: ahead of software */
+/* rxe's vendor id (RXE_VENDOR_ID in the kernel's rxe_param.h). */
+#define IB_RXE_VENDOR	0xffffff
 /* GID table entries rapt_info looks at for the address's GID. */
 #define IB_GID_SCAN	16
 
@@ -33,29 +35,28 @@
  *    complete requests reach rapt.
  *  - RAPT_CAP_CONNECT_CANCEL: a connect is withdrawn when its rdma_cm id
  *    is destroyed (at ep_free), not at disconnect.
- *  - RAPT_CAP_SEND_INVALIDATE where the device lacks the memory
- *    management extensions.
+ *  - RAPT_CAP_SEND_INVALIDATE: IB invalidates only memory windows and
+ *    fast-registered MRs, never an ibv_reg_mr() region, which is what an
+ *    LMR is (rxe answers such a Send with Invalidate with a NAK).
  */
 #define IB_CAPS (RAPT_CAP_RDMA_WRITE | RAPT_CAP_RDMA_READ |		\
-		 RAPT_CAP_INLINE | RAPT_CAP_FENCE |			\
-		 RAPT_CAP_SEND_INVALIDATE | RAPT_CAP_EVD_FD |		\
+		 RAPT_CAP_INLINE | RAPT_CAP_FENCE | RAPT_CAP_EVD_FD |	\
 		 RAPT_CAP_PASSIVE_SEND_FIRST | RAPT_CAP_RAW_PDATA |	\
 		 RAPT_CAP_MULTI_EVD_STREAMS | RAPT_CAP_ZERO_LENGTH |	\
 		 RAPT_CAP_READ_CHECK | RAPT_CAP_PEER_ERRORS)
 
-static uint64_t ib_ia_caps(const struct vb_ia *ia)
+/* rxe completes a receive too short for the message with LOC_QP_OP_ERR
+ * (its responder takes the copy's failure for a malformed WQE), where an
+ * HCA reports LOC_LEN_ERR: rapt reports LOCAL_LENGTH either way. */
+static void ib_ia_open(struct vb_ia *ia)
 {
-	uint64_t caps = IB_CAPS;
-
-	if (!(ia->dattr.device_cap_flags & IBV_DEVICE_MEM_MGT_EXTENSIONS))
-		caps &= ~(uint64_t)RAPT_CAP_SEND_INVALIDATE;
-	return caps;
+	ia->recv_short_op_err = ia->dattr.vendor_id == IB_RXE_VENDOR;
 }
 
 /* A port whose link layer is Ethernet is RoCE. */
-static uint32_t ib_ia_transport(const struct vb_ia *ia)
+static uint32_t ib_port_transport(const struct ibv_port_attr *pa)
 {
-	return ia->pattr.link_layer == IBV_LINK_LAYER_ETHERNET ?
+	return pa->link_layer == IBV_LINK_LAYER_ETHERNET ?
 	       RAPT_TRANSPORT_ROCE : RAPT_TRANSPORT_IB;
 }
 
@@ -209,8 +210,8 @@ static const struct vb_transport ib_transport = {
 	.pdata_accept = IB_PDATA_REP,
 	.pdata_reject = IB_PDATA_REJ,
 	.tcp_wire = false,
-	.ia_caps = ib_ia_caps,
-	.ia_transport = ib_ia_transport,
+	.ia_open = ib_ia_open,
+	.port_transport = ib_port_transport,
 	.qp_init = ib_qp_init,
 	.qp_connect = ib_qp_connect,
 	.request = ib_request,

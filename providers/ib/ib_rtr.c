@@ -51,11 +51,13 @@ static int qp_to(struct vb_ep *ep, struct rdma_cm_id *id,
 	memset(&qa, 0, sizeof(qa));
 	qa.qp_state = state;
 	if (rdma_init_qp_attr(id, &qa, &mask)) {
+		/* The CM has no connection to describe: the peer left
+		 * (rejected, or timed out), its REJ on the way. */
 		err = errno;
-		rapt_prov_set_error("%s: rdma_init_qp_attr(%s) for QP %u: %s",
+		rapt_prov_set_error("%s: rdma_init_qp_attr(%s) for QP %u: %s (the peer gave the connection up)",
 				    IB_NAME, state_name(state),
 				    ep->qp->qp_num, strerror(err));
-		return rapt_errno_status(err);
+		return RAPT_ENOTCONN;
 	}
 	mask &= ~IB_UCMA_MASK_BITS;
 	/* The depths the EPs negotiated, not the device's maximum. */

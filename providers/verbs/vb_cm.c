@@ -161,6 +161,36 @@ static void active_up(struct vb_ep *ep, const struct cm_ev *c)
 	pthread_mutex_unlock(&ep->lock);
 }
 
+/*
+ * The accepting EP's connection failed before it came up: the requester
+ * rejected our reply (it gave the connect up meanwhile) or never answered
+ * it (IB: no RTU and no message before the CM's REP retries ran out).
+ */
+static void accept_fail(struct vb_ep *ep, int32_t status)
+{
+	pthread_mutex_lock(&ep->lock);
+	if (ep->state != VB_EP_ACCEPTING || ep->kernel_up) {
+		pthread_mutex_unlock(&ep->lock);
+		return;
+	}
+	pthread_mutex_unlock(&ep->lock);
+	vb_dbg("accept of QP %u failed (%d)", ep->qp->qp_num, status);
+	ep_end(ep, RAPT_EV_ACCEPT_ERROR, 0, status);
+}
+
+/*
+ * A reply to a connect that was given up (IB: the REQ is still with the
+ * peer, whose consumer accepted it): refuse it, so that the peer's
+ * accepting EP ends instead of waiting for our RTU.
+ */
+static void late_reply(struct vb_ep *ep)
+{
+	vb_dbg("QP %u: a reply to a connect given up: rejected",
+	       ep->qp->qp_num);
+	if (ep->id && rdma_reject(ep->id, NULL, 0))
+		vb_dbg("rdma_reject: %m");
+}
+
 /* The passive side's connection is up as far as the kernel knows. */
 static void passive_up(struct vb_ep *ep)
 {
@@ -242,6 +272,8 @@ static void route_resolved(struct vb_ep *ep)
 
 static void ep_event(struct vb_ep *ep, const struct cm_ev *c)
 {
+	enum vb_ep_state st;
+
 	switch (c->type) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		if (rdma_resolve_route(ep->id, VB_RESOLVE_MS))
@@ -250,28 +282,32 @@ static void ep_event(struct vb_ep *ep, const struct cm_ev *c)
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		route_resolved(ep);
 		break;
-	case RDMA_CM_EVENT_ADDR_ERROR:
-	case RDMA_CM_EVENT_ROUTE_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
+		accept_fail(ep, c->status);
+		/* fall through */
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
 		connect_fail(ep, c->status == -ETIMEDOUT &&
 			     c->type == RDMA_CM_EVENT_UNREACHABLE ?
 			     RAPT_EV_TIMED_OUT : RAPT_EV_UNREACHABLE, 0,
 			     c->status);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
+		accept_fail(ep, c->status);
 		connect_rejected(ep, c);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 	case RDMA_CM_EVENT_CONNECT_RESPONSE:
 		pthread_mutex_lock(&ep->lock);
-		if (ep->state == VB_EP_ACCEPTING) {
-			pthread_mutex_unlock(&ep->lock);
+		st = ep->state;
+		pthread_mutex_unlock(&ep->lock);
+		if (st == VB_EP_ACCEPTING)
 			passive_up(ep);
-		} else {
-			pthread_mutex_unlock(&ep->lock);
+		else if (st == VB_EP_CONNECTING)
 			active_up(ep, c);
-		}
+		else if (c->type == RDMA_CM_EVENT_CONNECT_RESPONSE)
+			late_reply(ep);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		ep_disconnected(ep, c->status);
@@ -694,8 +730,26 @@ static void disc_call(void *arg)
 	/* Abrupt, or a connect or accept cancelled: flushes, then
 	 * DISCONNECTED; the QP in the error state resets the connection. */
 	ep_end(ep, RAPT_EV_DISCONNECTED, 0, 0);
-	if (ep->id && !ep->in_connector)
-		rdma_disconnect(ep->id);
+	vb_cm_hangup(ep);
+}
+
+/**
+ * vb_cm_hangup - tell the peer the connection is over (runner)
+ * @ep: the EP, torn down
+ *
+ * iWARP's QP in the error state resets the TCP connection by itself; an
+ * IB QP says nothing on the wire, so the peer learns only from the CM's
+ * DREQ (or from its own traffic failing).
+ */
+void vb_cm_hangup(struct vb_ep *ep)
+{
+	bool freeing;
+
+	pthread_mutex_lock(&ep->lock);
+	freeing = ep->freeing;
+	pthread_mutex_unlock(&ep->lock);
+	if (!freeing && ep->id && !ep->in_connector && rdma_disconnect(ep->id))
+		vb_dbg("QP %u: rdma_disconnect: %m", ep->qp->qp_num);
 }
 
 int vb_ep_disconnect(void *pep, uint32_t flags, const void *pdata,
@@ -914,9 +968,16 @@ static void accept_call(void *arg)
 	p.flow_control = 1;
 	p.rnr_retry_count = 7;
 	p.qp_num = ep->qp->qp_num;
-	/* The QP to RTR and RTS before the reply goes out (IB). */
-	if (vb_tp->qp_connect && vb_tp->qp_connect(ep, req->id, false)) {
-		a->ret = RAPT_EIO;
+	/* The QP to RTR and RTS before the reply goes out (IB).  The
+	 * request's id has no attributes once the requester gave up
+	 * (RAPT_ENOTCONN) and its REJ is on the way. */
+	err = vb_tp->qp_connect ? vb_tp->qp_connect(ep, req->id, false) : 0;
+	if (err == RAPT_ENOTCONN) {
+		rapt_prov_cr_cancel(a->ccr);
+		req_free(req, true);
+	}
+	if (err) {
+		a->ret = err;
 		return;
 	}
 	pthread_mutex_lock(&ep->lock);

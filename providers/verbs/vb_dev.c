@@ -125,6 +125,7 @@ static int dev_addr(const char *dev, struct sockaddr_storage *out,
 static void dev_entry(struct ibv_device *d, struct rapt_prov_device *e)
 {
 	struct ibv_device_attr da;
+	struct ibv_port_attr pa;
 	struct ibv_context *ctx;
 	struct sockaddr_storage ss;
 
@@ -146,6 +147,9 @@ static void dev_entry(struct ibv_device *d, struct rapt_prov_device *e)
 	} else {
 		e->nports = da.phys_port_cnt;
 	}
+	/* A device's transport is its first port's (RoCE or IB). */
+	if (!e->status && vb_tp->port_transport && !ibv_query_port(ctx, 1, &pa))
+		e->transport = vb_tp->port_transport(&pa);
 	ibv_close_device(ctx);
 	if (e->status)
 		return;
@@ -381,6 +385,8 @@ int vb_ia_open(void *prov, const char *device, uint32_t port,
 		goto err_ctx;
 	}
 	ia->max_inline = probe_inline(ia);
+	if (vb_tp->ia_open)
+		vb_tp->ia_open(ia);
 	ret = ia_start(ia);
 	if (ret)
 		goto err_ctx;
@@ -433,8 +439,8 @@ int vb_ia_query(void *pia, struct rapt_ia_attr *a)
 	const struct ibv_device_attr *d = &ia->dattr;
 	uint32_t i;
 
-	a->transport = vb_tp->ia_transport ? vb_tp->ia_transport(ia) :
-		       vb_tp->transport;
+	a->transport = vb_tp->port_transport ?
+		       vb_tp->port_transport(&ia->pattr) : vb_tp->transport;
 	a->port = ia->port;
 	a->caps = vb_tp->ia_caps ? vb_tp->ia_caps(ia) : vb_tp->caps;
 	if (!ia->max_inline)
@@ -562,6 +568,7 @@ static void async_qp(struct vb_ia *ia, struct ibv_async_event *ev)
 		ce.type = RAPT_EV_BROKEN;
 		ce.prov_status = ev->event_type;
 		vb_ep_shutdown(ep, &ce);
+		vb_cm_hangup(ep);
 		break;
 	default:
 		vb_dbg("%s: QP %u: %s", ia->dev, ev->element.qp->qp_num,

@@ -211,6 +211,9 @@ static bool recv_event(struct vb_ep *ep, const struct ibv_wc *wc,
 		return false;
 	dto_fill(ep, wc, RAPT_OP_RECV, ep->rq[seq & ep->rq_mask], ev);
 	store32(&ep->rq_head, seq + 1);
+	if (vb_unlikely(wc->status == IBV_WC_LOC_QP_OP_ERR &&
+			ep->ia->recv_short_op_err))
+		ev->u.dto.status = RAPT_DTO_LOCAL_LENGTH;
 	if (wc->status == IBV_WC_SUCCESS) {
 		ev->u.dto.length = wc->byte_len;
 		if (wc->wc_flags & IBV_WC_WITH_INV) {
@@ -335,6 +338,7 @@ static void ep_error_deferred(void *arg)
 	struct rapt_prov_conn_event ce = { .type = RAPT_EV_BROKEN };
 
 	vb_ep_shutdown(arg, &ce);
+	vb_cm_hangup(arg);
 }
 
 static void note_error(struct vb_ep *ep, const struct ibv_wc *wc)

@@ -87,9 +87,9 @@ struct vb_req;
  * @pdata_reject: the same on reject
  * @tcp_wire: connections are TCP connections of the kernel's (iWARP): a
  *            requester that leaves is found through sock_diag
+ * @ia_open: look at a device just opened (its quirks: vb_ia's flags)
  * @ia_caps: the caps of an opened device (NULL: @caps)
- * @ia_transport: the enum rapt_transport of an opened port (NULL:
- *                @transport)
+ * @port_transport: the enum rapt_transport of a port (NULL: @transport)
  * @qp_init: move a new QP to the state where receives may be posted
  *           (vb_qp_to_init() with the transport's attributes)
  * @qp_connect: move the EP's QP to RTS for the connection of @id before
@@ -128,8 +128,9 @@ struct vb_transport {
 	uint16_t pdata_accept;
 	uint16_t pdata_reject;
 	bool tcp_wire;
+	void (*ia_open)(struct vb_ia *ia);
 	uint64_t (*ia_caps)(const struct vb_ia *ia);
-	uint32_t (*ia_transport)(const struct vb_ia *ia);
+	uint32_t (*port_transport)(const struct ibv_port_attr *pa);
 	int (*qp_init)(struct vb_ep *ep);
 	int (*qp_connect)(struct vb_ep *ep, struct rdma_cm_id *id,
 			  bool active);
@@ -208,6 +209,9 @@ struct vb_ia {
 	struct sockaddr_storage addr;	/* the device's IP address */
 	unsigned int ifindex;		/* of its network interface */
 	bool tcp_diag;			/* vb_tcp_state() can be believed */
+	/* The device completes a receive too short for its message with
+	 * LOC_QP_OP_ERR (a "malformed WQE": rxe), not LOC_LEN_ERR. */
+	bool recv_short_op_err;
 	struct rdma_event_channel *cmch;
 	struct rapt_engine *eng;
 	struct rapt_io cm_io;
@@ -543,6 +547,9 @@ int vb_cr_accept(void *ppsp, struct rapt_core_cr *ccr, void *pep,
 		 const void *pdata, size_t pdata_len);
 int vb_cr_reject(void *ppsp, struct rapt_core_cr *ccr, const void *pdata,
 		 size_t pdata_len);
+
+/* After a teardown: tell the peer (rdma_disconnect), runner only. */
+void vb_cm_hangup(struct vb_ep *ep);
 
 /* ep_free's part in vb_cm.c: wait for the connector, destroy the id
  * (outside the engine: a connecting iWARP id waits for its reply). */

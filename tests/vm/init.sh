@@ -3,7 +3,7 @@
 # /init of rapt's VM (tests/vm/run-vm.sh boots it): busybox sh as PID 1.
 # Loads the RDMA modules, siw and rxe, wires two network namespaces with a
 # veth pair and an siw device on each end, a second veth pair with an rxe
-# device on each end, a dummy with rxe0, runs the suites the kernel
+# device on each end, a third with rxe0 on one end, runs the suites the kernel
 # command line names (raptvm.suites=interop,conformance,...:
 # tests/vm/suite-*.sh), prints one line per test on the serial console and
 # powers off.
@@ -14,8 +14,12 @@
 #   no default route: 203.0.113.1 is unreachable
 #
 #   netns init only (rxe on Linux 6.1 works in init_net alone)
-#   dummy0 198.18.0.1  rxe0        one host; 198.18.9.0/24 dev dummy0 is a
-#                                  black hole (a dummy drops what it sends)
+#   veth4 198.18.0.1   rxe0  <-->  veth5 198.18.0.2  (no rxe): one host;
+#                                  198.18.9.0/24 via 198.18.0.2 is a black
+#                                  hole (no forwarding), and 203.0.113.1
+#                                  unreachable (rdma_cm takes any address
+#                                  for on-link through the bound device:
+#                                  nobody answers its ARP on veth4)
 #   veth2 198.18.1.1   rxe1  <-->  veth3 198.18.1.2  rxe2
 #                                  policy routing sends traffic between the
 #                                  two over the wire, not through lo;
@@ -62,6 +66,7 @@ BLACKHOLE_ADDR=198.51.100.1
 IN_PEER="nsenter --net=/run/netns/peer"
 RAPT_IA=tcp:veth0
 RXE_ADDR=198.18.0.1
+RXE_GW_ADDR=198.18.0.2
 RXE_WIRE_ADDR=198.18.1.1
 RXE_WIRE_PEER_ADDR=198.18.1.2
 RXE_BLACKHOLE_1HOST=198.18.9.1
@@ -176,10 +181,8 @@ t0=$(now)
 : > /tmp/setup.log
 rc=0
 for m in crc32c_generic crc32_generic ib_core ib_uverbs iw_cm ib_cm rdma_cm rdma_ucm siw \
-	 rdma_rxe veth dummy tcp_diag nf_tables; do
-	# numdummies=0: otherwise loading dummy makes a dummy0 of its own
-	opt=; [ "$m" = dummy ] && opt=numdummies=0
-	modprobe "$m" $opt >> /tmp/setup.log 2>&1 || { rc=1; echo "modprobe $m failed" >> /tmp/setup.log; }
+	 rdma_rxe veth tcp_diag nf_tables; do
+	modprobe "$m" >> /tmp/setup.log 2>&1 || { rc=1; echo "modprobe $m failed" >> /tmp/setup.log; }
 done
 # siw's connection-manager debug messages go to the kernel log (not the
 # console); a failing test prints them.
@@ -200,19 +203,22 @@ done
 	$IN_PEER sh -c 'echo 2 > /proc/sys/net/ipv4/tcp_syn_retries'
 	rdma link add siw0 type siw netdev veth0
 	$IN_PEER rdma link add siw1 type siw netdev veth1
-	# rxe, one host: rxe0 on a dummy
-	$IP link add dummy0 index 20 type dummy
-	$IP addr add $RXE_ADDR/24 dev dummy0
-	$IP link set dummy0 up
-	$IP route add 198.18.9.0/24 dev dummy0
+	# rxe, one host: rxe0 on veth4; veth5 answers ARP for its own
+	# address only (the black hole's gateway), in netns init too
+	$IP link add veth4 index 14 type veth peer name veth5 index 15
 	# rxe, two hosts in netns init: rules ahead of the local table send
 	# traffic between veth2's and veth3's addresses over the wire
 	$IP link add veth2 index 12 type veth peer name veth3 index 13
 	echo 1 > /proc/sys/net/ipv4/conf/all/accept_local
-	for d in veth2 veth3; do
+	for d in veth2 veth3 veth4 veth5; do
 		echo 1 > /proc/sys/net/ipv4/conf/$d/accept_local
 		echo 0 > /proc/sys/net/ipv4/conf/$d/rp_filter
 	done
+	$IP addr add $RXE_ADDR/24 dev veth4
+	$IP addr add $RXE_GW_ADDR/24 dev veth5
+	$IP link set veth4 up
+	$IP link set veth5 up
+	$IP route add 198.18.9.0/24 via $RXE_GW_ADDR dev veth4 onlink
 	$IP addr add $RXE_WIRE_ADDR/24 dev veth2
 	$IP addr add $RXE_WIRE_PEER_ADDR/24 dev veth3
 	$IP link set veth2 up
@@ -224,7 +230,7 @@ done
 	$IP rule add pref 100 lookup local
 	$IP rule del pref 0 lookup local
 	$IP route add 198.18.8.0/24 via $RXE_WIRE_PEER_ADDR dev veth2
-	rdma link add rxe0 type rxe netdev dummy0
+	rdma link add rxe0 type rxe netdev veth4
 	rdma link add rxe1 type rxe netdev veth2
 	rdma link add rxe2 type rxe netdev veth3
 ) >> /tmp/setup.log 2>&1 || rc=1

@@ -119,11 +119,12 @@ fi
 # ---------------------------------------------------------------------------
 # What the VM loads (modinfo depends): ib_core ib_cm iw_cm rdma_cm (needs
 # configfs) rdma_ucm ib_uverbs, siw (needs libcrc32c and a crc32c),
-# rdma_rxe (needs the UDP tunnels and a crc32 for its ICRC), veth, dummy, nf_tables (the lost RTU).
+# rdma_rxe (needs the UDP tunnels and a crc32 for its ICRC), veth,
+# nf_tables (the lost RTU).
 m=./lib/modules/$KVER
 KFILES=("./boot/vmlinuz-$KVER" "$m/modules.builtin*" "$m/modules.order"
 	"$m/kernel/drivers/infiniband/core/*" "$m/kernel/drivers/net/veth.ko"
-	"$m/kernel/drivers/infiniband/sw/rxe/*" "$m/kernel/drivers/net/dummy.ko"
+	"$m/kernel/drivers/infiniband/sw/rxe/*"
 	"$m/kernel/net/ipv4/udp_tunnel.ko" "$m/kernel/net/ipv6/ip6_udp_tunnel.ko"
 	"$m/kernel/net/netfilter/nf_tables.ko"
 	"$m/kernel/net/netfilter/nfnetlink.ko"
@@ -276,7 +277,7 @@ echo "root:x:0:" > "$ROOT/etc/group"
 depmod -b "$KDIR" "$KVER"
 kos=
 for m in crc32c_generic crc32_generic ib_core ib_uverbs iw_cm ib_cm rdma_cm rdma_ucm siw \
-	 rdma_rxe veth dummy tcp_diag nf_tables; do
+	 rdma_rxe veth tcp_diag nf_tables; do
 	deps=$(modprobe -D -d "$KDIR" -S "$KVER" "$m") ||
 		die "module $m (or a dependency) is not in the unpacked part of $KPKG"
 	kos+=$(echo "$deps" | awk '$1 == "insmod" { print $2 }')$'\n'

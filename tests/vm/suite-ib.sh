@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # VM suite "ib" (sourced by tests/vm/init.sh): the ib provider on kernel
 # soft-RoCE (rxe), all in netns init (rxe on Linux 6.1 works there only):
-# rxe0 on dummy0 for one host, rxe1 <-> rxe2 over the veth2/veth3 wire.
+# rxe0 on veth4 for one host, rxe1 <-> rxe2 over the veth2/veth3 wire.
 #
 #   rapt_info_ib          rapt_info lists ib:rxe0-2 and iwarp:siw0 side by
 #                         side, usable, with their limits
