@@ -49,6 +49,7 @@
 #                                   (--run AREA to narrow it down)
 #      CONF_CONFIGS="1host 2host srv_tcp tcp_srv"  which conformance runs
 #      CONF_ENV="RAPT_LOG_LEVEL=debug ..."  environment of those runs
+#      IB_PARTS="info pdata conf rtu foreign perf demo"  suite ib's parts
 #      VERBOSE=1                    show both peers' logs of passing tests too
 #      VM_SHELL=1                   a shell on the console after the tests
 #      VM_SCRIPT=FILE               a suite of your own, sourced like the
@@ -308,6 +309,7 @@ APPEND+=" raptvm.suites=$(echo "$SUITES" | tr ' ' ',')"
 [ -n "${CONF_ARGS:-}" ] && APPEND+=" raptvm.conf_args=$(echo "$CONF_ARGS" | tr ' ' ',')"
 [ -n "${CONF_ENV:-}" ] && APPEND+=" raptvm.conf_env=$(echo "$CONF_ENV" | tr ' ' ',')"
 [ -n "${CONF_CONFIGS:-}" ] && APPEND+=" raptvm.conf_configs=$(echo "$CONF_CONFIGS" | tr ' ' ',')"
+[ -n "${IB_PARTS:-}" ] && APPEND+=" raptvm.ib_parts=$(echo "$IB_PARTS" | tr ' ' ',')"
 [ "${VM_SHELL:-0}" = 1 ] && APPEND+=" raptvm.shell=1"
 [ "${VERBOSE:-0}" = 1 ] && APPEND+=" raptvm.verbose=1"
 LOG=$WORKDIR/console.log

@@ -21,6 +21,9 @@
 #   demo_{tcp,iwarp,ib}   the same rapt_server and rapt_client, chosen
 #                         only by -p, on each transport
 #
+# raptvm.ib_parts=info,pdata,conf,rtu,foreign,perf,demo narrows it down
+# (run-vm.sh: IB_PARTS="rtu demo").
+#
 # busybox ash: "local" exists; commands in variables are split on purpose.
 # shellcheck shell=sh disable=SC3043,SC2086
 
@@ -108,27 +111,46 @@ ib_demo() {
 		"rapt_client -p ib:rxe1 -s $((sid + 2)) $RXE_WIRE_PEER_ADDR"
 }
 
-ib_info
-ib_pdata
-[ -n "$CONF_CONFIGS" ] || CONF_CONFIGS="1host 2host"
-for cfg in $CONF_CONFIGS; do
-	case $cfg in
-	1host)
-		CONF_BLACKHOLE=$RXE_BLACKHOLE_1HOST
-		conf_1host conf_ib_1host ib:rxe0 ;;
-	2host)
-		CONF_BLACKHOLE=$RXE_BLACKHOLE_2HOST
-		conf_2host conf_ib_2host ib:rxe2 ib:rxe1 $RXE_WIRE_PEER_ADDR "" ;;
+ib_conf() {
+	local cfg
+	[ -n "$CONF_CONFIGS" ] || CONF_CONFIGS="1host 2host"
+	for cfg in $CONF_CONFIGS; do
+		case $cfg in
+		1host)
+			CONF_BLACKHOLE=$RXE_BLACKHOLE_1HOST
+			conf_1host conf_ib_1host ib:rxe0 ;;
+		2host)
+			CONF_BLACKHOLE=$RXE_BLACKHOLE_2HOST
+			conf_2host conf_ib_2host ib:rxe2 ib:rxe1 \
+				$RXE_WIRE_PEER_ADDR "" ;;
+		esac
+	done
+}
+
+ib_perf() {
+	PERF_IN=
+	PERF_RS="rapt_perf -S -p ib:rxe2 --json"
+	PERF_RC="rapt_perf -c $RXE_WIRE_PEER_ADDR -p ib:rxe1 --json"
+	PERF_PT_S="-d rxe2"
+	PERF_PT_C="-d rxe1 $RXE_WIRE_PEER_ADDR"
+	perf_pair_lat send_lat_ib lat_send ib_send_lat 1
+	perf_pair_lat read_lat_ib lat_read ib_read_lat 0
+	perf_pair_bw write_bw_ib
+}
+
+# raptvm.ib_parts=info,pdata,...: which parts run (all, in this order)
+IB_PARTS=$(cmdline_arg ib_parts)
+for part in ${IB_PARTS:-info pdata conf rtu foreign perf demo}; do
+	case $part in
+	info) ib_info ;;
+	pdata) ib_pdata ;;
+	conf) ib_conf ;;
+	rtu) ib_lost_rtu ;;
+	foreign)
+		foreign_pair ib:rxe1 ib "" $RXE_WIRE_PEER_ADDR $RXE_WIRE_ADDR \
+			cmport 1 ;;
+	perf) ib_perf ;;
+	demo) ib_demo ;;
+	*) info "no part $part in suite ib" ;;
 	esac
 done
-ib_lost_rtu
-foreign_pair ib:rxe1 ib "" $RXE_WIRE_PEER_ADDR $RXE_WIRE_ADDR cmport 1
-PERF_IN=
-PERF_RS="rapt_perf -S -p ib:rxe2 --json"
-PERF_RC="rapt_perf -c $RXE_WIRE_PEER_ADDR -p ib:rxe1 --json"
-PERF_PT_S="-d rxe2"
-PERF_PT_C="-d rxe1 $RXE_WIRE_PEER_ADDR"
-perf_pair_lat send_lat_ib lat_send ib_send_lat 1
-perf_pair_lat read_lat_ib lat_read ib_read_lat 0
-perf_pair_bw write_bw_ib
-ib_demo
