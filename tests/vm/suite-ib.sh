@@ -70,7 +70,7 @@ ib_pdata() {
 # (0x0014 at byte 16); the MAD starts after BTH (12) and DETH (8), behind
 # the 8-byte UDP header: bits 232 and 352 of the transport header.
 ib_lost_rtu() {
-	local t0 rc=0 spid drops sl=/tmp/lost_rtu.server.log cl=/tmp/lost_rtu.client.log
+	local t0 rc=0 spid cpid n drops sl=/tmp/lost_rtu.server.log cl=/tmp/lost_rtu.client.log
 	t0=$(now)
 	nft -f - <<NFT || { result lost_rtu_ib 1 "$t0"; return; }
 table ip raptvm_rtu {
@@ -80,20 +80,41 @@ table ip raptvm_rtu {
 	}
 }
 NFT
-	RAPT_LOG_LEVEL=debug RAPT_LOG_PROV=ib timeout 60 \
+	RAPT_LOG_LEVEL=debug RAPT_LOG_PROV=ib timeout -k 5 60 \
 		rapt_server -p ib:rxe2 -s $((IB_SID + 9)) > $sl 2>&1 &
 	spid=$!
 	wait_for $sl "listening" $spid
-	timeout 60 rapt_client -p ib:rxe1 -s $((IB_SID + 9)) \
-		$RXE_WIRE_PEER_ADDR > $cl 2>&1 || rc=1
+	RAPT_LOG_LEVEL=debug RAPT_LOG_PROV=ib timeout -k 5 60 \
+		rapt_client -p ib:rxe1 -s $((IB_SID + 9)) \
+		$RXE_WIRE_PEER_ADDR > $cl 2>&1 &
+	cpid=$!
+	# both end within 70 s, or the test fails (and shows where they are)
+	n=0
+	while { kill -0 $spid || kill -0 $cpid; } 2>/dev/null && [ $n -lt 700 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	if [ $n -ge 700 ]; then
+		rc=1
+		info "lost_rtu_ib: still running after 70 s"
+		for p in $spid $cpid; do
+			cat /proc/$p/wchan 2>/dev/null | sed "s/^/    [lost_rtu_ib wchan $p] /"
+		done
+		kill -9 $spid $cpid 2>/dev/null
+	fi
 	wait $spid || rc=1
-	drops=$(nft list table ip raptvm_rtu | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+	wait $cpid || rc=1
+	nft list table ip raptvm_rtu > /tmp/lost_rtu.nft 2>&1
+	drops=$(sed -n 's/.*counter packets \([0-9]*\).*/\1/p' /tmp/lost_rtu.nft)
 	nft delete table ip raptvm_rtu
 	info "lost_rtu_ib: ${drops:-0} RTU dropped; the server's way up: $(grep -o 'a message before the RTU\|COMM_EST before the RTU' $sl | head -n 1)"
 	[ "${drops:-0}" -gt 0 ] || { rc=1; info "lost_rtu_ib: no RTU was dropped"; }
 	grep -q 'before the RTU' $sl || { rc=1; info "lost_rtu_ib: ESTABLISHED did not come from the first message"; }
 	grep -q 'server: done' $sl || rc=1
-	[ $rc = 0 ] && [ "$VERBOSE" != 1 ] || show lost_rtu_ib $sl $cl
+	if [ $rc != 0 ] || [ "$VERBOSE" = 1 ]; then
+		show lost_rtu_ib $sl $cl /tmp/lost_rtu.nft
+		dmesg | tail -n 20 | sed "s/^/    [lost_rtu_ib dmesg] /"
+	fi
 	result lost_rtu_ib $rc "$t0"
 }
 
