@@ -251,6 +251,12 @@ while [ $n -lt 100 ] && ! { rxe_gid_ok rxe0 && rxe_gid_ok rxe1 &&
 	n=$((n + 1))
 done
 [ $n -lt 100 ] || { rc=1; echo "rxe GIDs missing after 10 s" >> /tmp/setup.log; }
+# Neighbours first: the passive side of rxe's CM drops a REQ whose sender
+# it has no ARP entry for yet, and the requester sends it again only
+# after 4 s (rdma_cm's CM response timeout), past short connect timeouts.
+for a in $RXE_WIRE_PEER_ADDR $RXE_WIRE_ADDR $RXE_GW_ADDR; do
+	ping -c 1 -W 2 $a >> /tmp/setup.log 2>&1 || rc=1
+done
 [ $rc = 0 ] || show setup /tmp/setup.log
 result setup $rc "$t0"
 rdma link show | sed 's/^/    /'

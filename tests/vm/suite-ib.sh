@@ -68,14 +68,17 @@ ib_pdata() {
 # nft drops RoCEv2 packets to rxe2's address that carry a CM MAD
 # (management class 0x07 at byte 1 of the MAD) whose attribute is the RTU
 # (0x0014 at byte 16); the MAD starts after BTH (12) and DETH (8), behind
-# the 8-byte UDP header: bits 232 and 352 of the transport header.
+# the 8-byte UDP header: bits 232 and 352 of the transport header.  On
+# the way in: rxe sends again at once, forever, a packet its own host's
+# netfilter refuses on the way out (-EPERM from ip_local_out is -EAGAIN
+# to it), which blocks every later MAD of the port.
 ib_lost_rtu() {
 	local t0 rc=0 spid cpid n drops sl=/tmp/lost_rtu.server.log cl=/tmp/lost_rtu.client.log
 	t0=$(now)
 	nft -f - <<NFT || { result lost_rtu_ib 1 "$t0"; return; }
 table ip raptvm_rtu {
-	chain out {
-		type filter hook output priority 0; policy accept;
+	chain in {
+		type filter hook input priority 0; policy accept;
 		ip daddr $RXE_WIRE_PEER_ADDR udp dport 4791 @th,232,8 0x07 @th,352,16 0x0014 counter drop
 	}
 }
@@ -95,15 +98,18 @@ NFT
 		n=$((n + 1))
 	done
 	if [ $n -ge 700 ]; then
+		# a program stuck in the kernel cannot be waited for: show
+		# what blocks, leave it
 		rc=1
 		info "lost_rtu_ib: still running after 70 s"
-		for p in $spid $cpid; do
-			cat /proc/$p/wchan 2>/dev/null | sed "s/^/    [lost_rtu_ib wchan $p] /"
-		done
+		show lost_rtu_ib $sl $cl
+		echo w > /proc/sysrq-trigger
+		dmesg | grep -v siw | tail -n 80 | sed "s/^/    [lost_rtu_ib blocked] /"
 		kill -9 $spid $cpid 2>/dev/null
+	else
+		wait $spid || rc=1
+		wait $cpid || rc=1
 	fi
-	wait $spid || rc=1
-	wait $cpid || rc=1
 	nft list table ip raptvm_rtu > /tmp/lost_rtu.nft 2>&1
 	drops=$(sed -n 's/.*counter packets \([0-9]*\).*/\1/p' /tmp/lost_rtu.nft)
 	nft delete table ip raptvm_rtu
