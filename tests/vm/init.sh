@@ -302,6 +302,9 @@ kill $WATCHDOG 2>/dev/null
 read -r tx < /sys/class/net/veth0/statistics/tx_bytes
 read -r rx < /sys/class/net/veth0/statistics/rx_bytes
 info "veth0 carried $tx bytes out, $rx bytes in"
+read -r tx < /sys/class/net/veth2/statistics/tx_bytes
+read -r rx < /sys/class/net/veth2/statistics/rx_bytes
+info "veth2 (rxe1) carried $tx bytes out, $rx bytes in"
 echo "RAPTVM SUMMARY $PASSED passed, $FAILED failed, $SKIPPED skipped (uptime $(now)s)"
 grep -q 'raptvm.shell=1' /proc/cmdline && setsid cttyhack sh
 sync
