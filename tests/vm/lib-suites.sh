@@ -79,7 +79,9 @@ conf_2host() {
 # The VM is emulated (TCG), so only ratios count: rapt_perf and perftest
 # alternate PERF_ROUNDS times on the same devices, the medians compare.
 # A suite sets PERF_IN (server prefix), PERF_RS/PERF_RC (rapt_perf server
-# and client), PERF_PT_S/PERF_PT_C (perftest's -d and address arguments).
+# and client), PERF_PT_S/PERF_PT_C (perftest's -d and address arguments)
+# and PERF_READY (how a server shows it listens: peerport, a TCP listener
+# in netns peer (siw); cmport, an rdma_cm listener (rxe)).
 PERF_ROUNDS=3
 PERF_PORT=18600
 PERF_ITERS=2000
@@ -100,7 +102,7 @@ perf_run() {
 	PERF_PORT=$((PERF_PORT + 1))
 	timeout 120 $PERF_IN $srv $po $PERF_PORT > /tmp/$name.srv 2>&1 &
 	spid=$!
-	sleep 1
+	wait_for /tmp/$name.srv $PERF_READY:$PERF_PORT $spid
 	timeout 120 $cli $po $PERF_PORT > $out 2>&1 || rc=1
 	wait $spid || rc=1
 	[ $rc = 0 ] || show "$name" /tmp/$name.srv $out

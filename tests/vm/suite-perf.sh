@@ -23,6 +23,7 @@ PERF_RS="rapt_perf -S -p iwarp:siw1 --json"
 PERF_RC="rapt_perf -c $SIW_ADDR -p iwarp:siw0 --json"
 PERF_PT_S="-d siw1"
 PERF_PT_C="-d siw0 $SIW_ADDR"
+PERF_READY=peerport
 
 info "perf: clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 perf_pair_lat send_lat lat_send ib_send_lat 1
