@@ -95,15 +95,24 @@ median() {
 		else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-# perf_run NAME "SERVER" "CLIENT" OUT PORTOPT: one run, the client's
-# output in OUT; PORTOPT names the port option (rapt_perf -P, perftest -p)
+# perf_run NAME "SERVER" "CLIENT" OUT PORTOPT [AGAIN]: one run, the
+# client's output in OUT; PORTOPT names the port option (rapt_perf -P,
+# perftest -p).  AGAIN=1 (perftest, the reference, not what is tested):
+# a refused first try runs once more, and says so.
 perf_run() {
-	local name=$1 srv=$2 cli=$3 out=$4 po=$5 spid rc=0
+	local name=$1 srv=$2 cli=$3 out=$4 po=$5 again=${6:-0} spid rc=0
 	PERF_PORT=$((PERF_PORT + 1))
 	timeout 120 $PERF_IN $srv $po $PERF_PORT > /tmp/$name.srv 2>&1 &
 	spid=$!
 	wait_for /tmp/$name.srv $PERF_READY:$PERF_PORT $spid
 	timeout 120 $cli $po $PERF_PORT > $out 2>&1 || rc=1
+	if [ $rc != 0 ] && [ "$again" = 1 ]; then
+		kill $spid 2>/dev/null
+		wait $spid
+		info "$name: $(grep -m 1 -i 'error\|fail' $out): once more"
+		perf_run "$name" "$srv" "$cli" "$out" "$po"
+		return
+	fi
 	wait $spid || rc=1
 	[ $rc = 0 ] || show "$name" /tmp/$name.srv $out
 	return $rc
@@ -150,7 +159,7 @@ perf_pair_lat() {	# perf_pair_lat NAME RAPT_TEST PT_PROG HALVE
 		fi
 		if perf_run ${name}_pt "$pt -R $PERF_PT_S -s 8 -n $PERF_ITERS" \
 			"$pt -R $PERF_PT_C -s 8 -n $PERF_ITERS" \
-			/tmp/$name.pt.out -p; then
+			/tmp/$name.pt.out -p 1; then
 			pt_col /tmp/$name.pt.out 5 >> /tmp/$name.pt.v
 		else
 			rc=1
@@ -176,7 +185,7 @@ perf_pair_bw() {	# perf_pair_bw NAME
 		fi
 		if perf_run ${name}_pt "ib_write_bw -R $PERF_PT_S -s 65536 -n $PERF_BW_ITERS" \
 			"ib_write_bw -R $PERF_PT_C -s 65536 -n $PERF_BW_ITERS" \
-			/tmp/$name.pt.out -p; then
+			/tmp/$name.pt.out -p 1; then
 			pt_col /tmp/$name.pt.out 4 >> /tmp/$name.pt.v
 		else
 			rc=1
