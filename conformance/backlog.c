@@ -170,6 +170,83 @@ out:
 	return;
 }
 
+/*
+ * A burst over the backlog: five requests at once at a backlog of two.
+ * Three are refused BUSY by rapt, at once: none is left to the transport
+ * (IB's kernel CM drops a request over its own backlog silently, and the
+ * requester times out after its retries).
+ */
+#define BURST_BACKLOG	2
+#define BURST_N		5
+
+static void burst_active(struct conf_ctx *c)
+{
+	struct sockaddr_storage addr;
+	struct rapt_ep *ep[BURST_N];
+	struct conf_ep_set s;
+	struct rapt_event ev;
+	unsigned int i;
+	uint64_t sid;
+	char p[4];
+
+	TRY(conf_set_create(c, &s, NULL));
+	TRY(conf_lookup(c, &addr, &sid));
+	for (i = 0; i < BURST_N; i++)
+		TRY(conf_set_ep(c, &s, NULL, &ep[i]));
+	for (i = 0; i < BURST_N; i++) {
+		snprintf(p, sizeof(p), "%u", i);
+		REQUIRE_OK(rapt_ep_connect(ep[i], (struct sockaddr *)&addr,
+					   sid, p, 2,
+					   conf_tmo(c, 30000) * 1000LL));
+	}
+	/* The passive side decides nothing until all three are refused. */
+	for (i = 0; i < BURST_N - BURST_BACKLOG; i++) {
+		REQUIRE_EVENT(s.conn_evd, RAPT_EV_NON_PEER_REJECTED, &ev);
+		EXPECT_MSG(ev.u.conn.reason == RAPT_REJECT_BUSY,
+			   "over the backlog: reason %s, expected BUSY",
+			   conf_reason_name(ev.u.conn.reason));
+	}
+	TRY(conf_barrier(c, "busy"));
+	for (i = 0; i < BURST_BACKLOG; i++)
+		REQUIRE_EVENT(s.conn_evd, RAPT_EV_ESTABLISHED, NULL);
+	TRY(conf_barrier(c, "done"));
+out:
+	return;
+}
+
+static void burst_passive(struct conf_ctx *c)
+{
+	struct rapt_psp_attr pa = { .backlog = BURST_BACKLOG };
+	struct rapt_cr *cr[BURST_BACKLOG];
+	struct conf_listener l;
+	struct rapt_psp_info pi;
+	struct conf_ep_set s;
+	struct rapt_ep *ep;
+	unsigned int i;
+
+	TRY(conf_set_create(c, &s, NULL));
+	TRY(conf_listen(c, &l, &pa));
+	TRY(conf_publish(c, &l));
+	for (i = 0; i < BURST_BACKLOG; i++)
+		TRY(conf_get_cr(c, &l, conf_tmo(c, CONF_TMO_MS), &cr[i],
+				NULL));
+	TRY(conf_barrier(c, "busy"));
+	EXPECT_EMPTY(l.cr_evd, 0);
+	REQUIRE_OK(rapt_psp_query(l.psp, &pi, sizeof(pi)));
+	EXPECT_EQ(pi.pending_crs, BURST_BACKLOG);
+	EXPECT_EQ(pi.busy_rejects, BURST_N - BURST_BACKLOG);
+	for (i = 0; i < BURST_BACKLOG; i++) {
+		TRY(conf_set_ep(c, &s, NULL, &ep));
+		REQUIRE_OK(rapt_cr_accept(cr[i], ep, NULL, 0));
+		conf_untrack(c, cr[i]);
+	}
+	for (i = 0; i < BURST_BACKLOG; i++)
+		REQUIRE_EVENT(s.conn_evd, RAPT_EV_ESTABLISHED, NULL);
+	TRY(conf_barrier(c, "done"));
+out:
+	return;
+}
+
 /* ---- silent half-open clients -------------------------------------- */
 
 static enum conf_half_open ho_mode(struct conf_ctx *c)
@@ -448,6 +525,8 @@ static const struct conf_test backlog_tests[] = {
 	  t_attr, NULL },
 	{ "fill", "a full backlog refuses BUSY without a CR; deciding a CR frees its slot; counters right",
 	  fill_active, fill_passive },
+	{ "burst", "five requests at once at a backlog of two: three BUSY at once, none timing out, two accepted",
+	  burst_active, burst_passive },
 	{ "half_open", "a silent half-open client is counted, blocks no one, and is dropped after the handshake timeout",
 	  halfopen_active, halfopen_passive },
 	{ "handshake_limit", "silent clients at the handshake limit make room for a prompt request; clients sending their request keep their slots, and the next is BUSY",

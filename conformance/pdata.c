@@ -343,6 +343,14 @@ out:
 
 /* ---- raw private data for foreign peers ----------------------------- */
 
+static bool pd_nonzero(const uint8_t *p, size_t len)
+{
+	while (len--)
+		if (*p++)
+			return true;
+	return false;
+}
+
 static void raw_active(struct conf_ctx *c)
 {
 	struct rapt_ep_attr a = { .flags = RAPT_EP_RAW_PDATA };
@@ -368,10 +376,22 @@ static void raw_active(struct conf_ctx *c)
 	TRY(conf_send_u64(c, "raw", raw));
 	TRY(conf_connect(c, &s, &addr, sid, pd, raw, &ev));
 	/* A requester without rapt's header is answered without it too:
-	 * the accept bytes arrive exactly as the peer passed them. */
+	 * the accept bytes arrive as the peer passed them.  IB's CM carries
+	 * no length: the whole field arrives, zeros after the peer's bytes
+	 * (only rapt's header could say where they end). */
 	TRY(conf_recv_u64(c, "alen", &alen));
-	EXPECT_EQU(ev.u.conn.pdata_len, alen);
-	if (ev.u.conn.pdata_len == alen)
+	if (c->attr.transport == RAPT_TRANSPORT_IB ||
+	    c->attr.transport == RAPT_TRANSPORT_ROCE) {
+		EXPECT_EQU(ev.u.conn.pdata_len,
+			   c->attr.pdata_accept + RAPT_PDATA_HEADER_LEN);
+		EXPECT_MSG(ev.u.conn.pdata_len < alen ||
+			   !pd_nonzero((const uint8_t *)ev.u.conn.pdata + alen,
+				       ev.u.conn.pdata_len - alen),
+			   "IB's padding after the raw accept bytes is not zero");
+	} else {
+		EXPECT_EQU(ev.u.conn.pdata_len, alen);
+	}
+	if (ev.u.conn.pdata_len >= alen)
 		PD_CHECK(ev.u.conn.pdata, alen, alen, 22, "accept");
 	TRY(conf_barrier(c, "done"));
 out:

@@ -144,16 +144,18 @@ else
 fi
 cat "$work/rapt_info.log"
 
-# The iwarp provider is installed, and usable or says why not (on a
-# machine without RDMA: no iWARP device).
-if grep -q "^provider iwarp.*usable" "$work/rapt_info.log" &&
-   grep -q "$provdir/librapt-iwarp-pv[0-9]*\.so" "$work/rapt_info.log"; then
-	ok "rapt_info finds the installed iwarp provider: $(grep -A1 \
-		'^provider iwarp' "$work/rapt_info.log" | tr -s ' \n' ' ' |
-		cut -c1-160)"
-else
-	bad "rapt_info does not find the installed iwarp provider"
-fi
+# The providers on rdma-core are installed, and usable or say why not (on
+# a machine without RDMA: no iWARP device, no InfiniBand/RoCE device).
+for p in iwarp ib; do
+	if grep -q "^provider $p.*usable" "$work/rapt_info.log" &&
+	   grep -q "$provdir/librapt-$p-pv[0-9]*\.so" "$work/rapt_info.log"; then
+		ok "rapt_info finds the installed $p provider: $(grep -A1 \
+			"^provider $p" "$work/rapt_info.log" | tr -s ' \n' ' ' |
+			cut -c1-160)"
+	else
+		bad "rapt_info does not find the installed $p provider"
+	fi
+done
 
 # Nothing installed may look into a build tree.
 if ! readelf -d /usr/bin/rapt_info "$provdir"/librapt-*-pv*.so \

@@ -13,7 +13,9 @@
 #   6. the VM suite (tests/vm/run-vm.sh; root): the tcp provider against
 #      the Linux kernel's soft-iWARP driver (siw), rapt-conformance on the
 #      iwarp provider over siw (and against tcp both ways), rdma-core's
-#      programs against rapt, and rapt_perf against perftest, in a qemu VM
+#      programs against rapt, rapt_perf against perftest, and the ib
+#      provider on soft-RoCE (rxe): conformance, foreign peers, perf, the
+#      demo on tcp, iwarp and ib; in a qemu VM
 # Exit status is 0 only if all of them pass.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -107,7 +109,7 @@ vm_suite() {
 		counted tests/vm/run-vm.sh "$b"
 	fi
 }
-run "VM suite: siw interop, iwarp conformance, foreign peers, perf (qemu)" vm_suite
+run "VM suite: siw interop, iwarp conformance, foreign peers, perf, ib on rxe (qemu)" vm_suite
 
 echo
 printf '%s\n' "${summary[@]}"

@@ -247,26 +247,40 @@ static bool show_device(const struct rapt_entry *e, bool verbose)
 
 /*
  * In-tree providers this build left out, and why (configure's
- * RAPT_NOT_BUILT: "name: reason"), unless a DSO of that name is listed
- * anyway (installed from another build).
+ * RAPT_NOT_BUILT: "name[,name...]: reason"), unless a DSO of that name is
+ * listed anyway (installed from another build).
  */
+static void show_not_built_one(const struct rapt_entry *e, size_t n,
+			       const char *name, size_t len, const char *why)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (e[i].kind == RAPT_ENTRY_PROVIDER &&
+		    strlen(e[i].name) == len && !strncmp(e[i].name, name, len))
+			return;
+	printf("provider %.*s: not built\n", (int)len, name);
+	printf("    why:         %s\n", why);
+}
+
 static void show_not_built(const struct rapt_entry *e, size_t n)
 {
 #ifdef RAPT_NOT_BUILT
-	const char *nb = RAPT_NOT_BUILT, *colon = strchr(nb, ':');
-	size_t i, len = colon ? (size_t)(colon - nb) : 0;
+	const char *nb = RAPT_NOT_BUILT, *colon = strchr(nb, ':'), *p, *q;
 
-	if (!len)
+	if (!colon)
 		return;
-	for (i = 0; i < n; i++)
-		if (e[i].kind == RAPT_ENTRY_PROVIDER &&
-		    strlen(e[i].name) == len && !strncmp(e[i].name, nb, len))
-			return;
-	printf("provider %.*s: not built\n", (int)len, nb);
-	printf("    why:         %s\n", colon + 1);
+	for (p = nb; p < colon; p = q + 1) {
+		q = memchr(p, ',', (size_t)(colon - p));
+		if (!q)
+			q = colon;
+		if (q > p)
+			show_not_built_one(e, n, p, (size_t)(q - p), colon + 1);
+	}
 #else
 	(void)e;
 	(void)n;
+	(void)show_not_built_one;
 #endif
 }
 

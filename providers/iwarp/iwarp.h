@@ -36,7 +36,8 @@ void iwarp_request(struct vb_req *req);
 size_t iwarp_accept_pdata(struct vb_ep *ep, const struct vb_req *req,
 			  uint8_t *buf, size_t len);
 void iwarp_active_up(struct vb_ep *ep, const uint8_t *pdata, size_t *len);
-bool iwarp_passive_up(struct vb_ep *ep);
-void iwarp_device_note(const char *dev, char *buf, size_t len);
+bool iwarp_passive_up(struct vb_ep *ep, const struct rapt_event *ev);
+void iwarp_device_note(const char *dev, const struct sockaddr *addr,
+		       char *buf, size_t len);
 
 #endif /* RAPT_PROVIDERS_IWARP_IWARP_H */

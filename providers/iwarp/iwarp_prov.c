@@ -46,23 +46,14 @@ static uint64_t iwarp_ia_caps(const struct vb_ia *ia)
 static int iwarp_qp_init(struct vb_ep *ep)
 {
 	struct ibv_qp_attr qa;
-	int err;
 
 	memset(&qa, 0, sizeof(qa));
-	qa.qp_state = IBV_QPS_INIT;
-	qa.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			     IBV_ACCESS_REMOTE_READ;
-	err = ibv_modify_qp(ep->qp, &qa, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS);
-	if (err) {
-		rapt_prov_set_error("%s: QP %u to INIT: %s", IWARP_NAME,
-				    ep->qp->qp_num, strerror(err));
-		return rapt_errno_status(err);
-	}
-	return 0;
+	return vb_qp_to_init(ep, &qa, 0);
 }
 
 /* What rapt_info says about a usable device: the RTR mode in force. */
-void iwarp_device_note(const char *dev, char *buf, size_t len)
+void iwarp_device_note(const char *dev, const struct sockaddr *addr,
+		       char *buf, size_t len)
 {
 	char p[128];
 	FILE *f;
@@ -86,6 +77,8 @@ void iwarp_device_note(const char *dev, char *buf, size_t len)
 
 static const struct vb_transport iwarp_transport = {
 	.name = IWARP_NAME,
+	.version = IWARP_VERSION,
+	.description = "iWARP RNICs and kernel soft-iWARP (siw) through rdma-core",
 	.kind = "iWARP",
 	.ibv_transport = IBV_TRANSPORT_IWARP,
 	.transport = RAPT_TRANSPORT_IWARP,
@@ -94,6 +87,7 @@ static const struct vb_transport iwarp_transport = {
 	.pdata_connect = IWARP_MPA_PDATA - IWARP_RTR_OFFER_LEN,
 	.pdata_accept = IWARP_MPA_PDATA - IWARP_RTR_ASK_LEN,
 	.pdata_reject = IWARP_MPA_PDATA,
+	.tcp_wire = true,
 	.ia_caps = iwarp_ia_caps,
 	.qp_init = iwarp_qp_init,
 	.connect_pdata = iwarp_connect_pdata,
@@ -105,50 +99,3 @@ static const struct vb_transport iwarp_transport = {
 };
 
 const struct vb_transport *const vb_tp = &iwarp_transport;
-
-static const struct rapt_prov_ops iwarp_ops = {
-	.size = sizeof(struct rapt_prov_ops),
-	.ia_open = vb_ia_open,
-	.ia_close = vb_ia_close,
-	.ia_query = vb_ia_query,
-	.pz_create = vb_pz_create,
-	.pz_free = vb_pz_free,
-	.lmr_create = vb_lmr_create,
-	.lmr_free = vb_lmr_free,
-	.evd_create = vb_evd_create,
-	.evd_free = vb_evd_free,
-	.evd_progress = vb_evd_progress,
-	.ep_create = vb_ep_create,
-	.ep_free = vb_ep_free,
-	.ep_modify = vb_ep_modify,
-	.ep_connect = vb_ep_connect,
-	.ep_disconnect = vb_ep_disconnect,
-	.post_recv = vb_post_recv,
-	.post_send = vb_post_send,
-	.post_write = vb_post_write,
-	.post_read = vb_post_read,
-	.psp_create = vb_psp_create,
-	.psp_free = vb_psp_free,
-	.cr_accept = vb_cr_accept,
-	.cr_reject = vb_cr_reject,
-	.evd_wait_fd = vb_evd_wait_fd,
-	.evd_trywait = vb_evd_trywait,
-	.evd_wait_done = vb_evd_wait_done,
-};
-
-static const struct rapt_provider iwarp_provider = {
-	.size = sizeof(struct rapt_provider),
-	.abi = RAPT_PROVIDER_ABI,
-	.name = IWARP_NAME,
-	.version = IWARP_VERSION,
-	.description = "iWARP RNICs and kernel soft-iWARP (siw) through rdma-core",
-	.init = vb_init,
-	.fini = vb_fini,
-	.get_devices = vb_get_devices,
-	.ops = &iwarp_ops,
-};
-
-RAPT_PROVIDER_EXPORT const struct rapt_provider *rapt_provider_entry(void)
-{
-	return &iwarp_provider;
-}

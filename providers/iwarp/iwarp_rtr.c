@@ -82,7 +82,7 @@ size_t iwarp_connect_pdata(struct vb_ep *ep, uint8_t *buf, size_t len)
 
 void iwarp_request(struct vb_req *req)
 {
-	size_t f = framed_len(req->pdata, req->pdata_len);
+	size_t f = req->foreign ? 0 : framed_len(req->pdata, req->pdata_len);
 
 	if (f && req->pdata_len == f + IWARP_RTR_OFFER_LEN &&
 	    req->pdata[f] == RTR_MAGIC0 && req->pdata[f + 1] == RTR_MAGIC1 &&
@@ -130,7 +130,7 @@ void iwarp_active_up(struct vb_ep *ep, const uint8_t *pdata, size_t *len)
 	*len = f;
 }
 
-bool iwarp_passive_up(struct vb_ep *ep)
+bool iwarp_passive_up(struct vb_ep *ep, const struct rapt_event *ev)
 {
 	return !ep->peer_rtr ||
 	       atomic_load_explicit((_Atomic uint64_t *)&ep->ctl[0],

@@ -109,10 +109,16 @@ static void connect_rejected(struct vb_ep *ep, const struct cm_ev *c)
 	ce.type = RAPT_EV_PEER_REJECTED;
 	ce.pdata = c->pdata_len ? c->pdata : NULL;
 	ce.pdata_len = c->pdata_len;
-	/* iWARP rejects carry no reason: one with private data is taken
-	 * for the consumer's; rapt's header says better when there is one. */
-	ce.consumer_reject = c->pdata_len != 0;
 	ce.reason = RAPT_REJECT_UNKNOWN;
+	/* rapt's header says who rejected when there is one; without it the
+	 * transport's reason does (IB), or, where rejects carry no reason
+	 * (iWARP), one with private data is taken for the consumer's. */
+	if (vb_tp->reject)
+		ce.consumer_reject = vb_tp->reject(c->status, &ce.reason);
+	else
+		ce.consumer_reject = c->pdata_len != 0;
+	if (!ce.consumer_reject)
+		ce.type = RAPT_EV_NON_PEER_REJECTED;
 	ce.prov_status = c->status;
 	vb_ep_shutdown(ep, &ce);
 }
@@ -139,6 +145,13 @@ static void active_up(struct vb_ep *ep, const struct cm_ev *c)
 	ep->ird = min32(ep->attr.rdma_read_in, c->ird);
 	ep->ord = min32(ep->attr.rdma_read_out, c->ord);
 	pthread_mutex_unlock(&ep->lock);
+	/* The QP to RTS and the handshake completed (IB: the RTU). */
+	if (vb_tp->qp_connect && vb_tp->qp_connect(ep, ep->id, true)) {
+		if (rdma_reject(ep->id, NULL, 0))
+			vb_dbg("rdma_reject: %m");
+		connect_fail(ep, RAPT_EV_UNREACHABLE, 0, -EPROTO);
+		return;
+	}
 	/* Before ESTABLISHED: the RTR goes ahead of any consumer send. */
 	if (vb_tp->active_up && !rapt_prov_ep_raw_pdata(ep->cep))
 		vb_tp->active_up(ep, c->pdata, &len);
@@ -146,6 +159,36 @@ static void active_up(struct vb_ep *ep, const struct cm_ev *c)
 	if (ep->state == VB_EP_CONNECTING)
 		vb_ep_report_up(ep, c->pdata, len);
 	pthread_mutex_unlock(&ep->lock);
+}
+
+/*
+ * The accepting EP's connection failed before it came up: the requester
+ * rejected our reply (it gave the connect up meanwhile) or never answered
+ * it (IB: no RTU and no message before the CM's REP retries ran out).
+ */
+static void accept_fail(struct vb_ep *ep, int32_t status)
+{
+	pthread_mutex_lock(&ep->lock);
+	if (ep->state != VB_EP_ACCEPTING || ep->kernel_up) {
+		pthread_mutex_unlock(&ep->lock);
+		return;
+	}
+	pthread_mutex_unlock(&ep->lock);
+	vb_dbg("accept of QP %u failed (%d)", ep->qp->qp_num, status);
+	ep_end(ep, RAPT_EV_ACCEPT_ERROR, 0, status);
+}
+
+/*
+ * A reply to a connect that was given up (IB: the REQ is still with the
+ * peer, whose consumer accepted it): refuse it, so that the peer's
+ * accepting EP ends instead of waiting for our RTU.
+ */
+static void late_reply(struct vb_ep *ep)
+{
+	vb_dbg("QP %u: a reply to a connect given up: rejected",
+	       ep->qp->qp_num);
+	if (ep->id && rdma_reject(ep->id, NULL, 0))
+		vb_dbg("rdma_reject: %m");
 }
 
 /* The passive side's connection is up as far as the kernel knows. */
@@ -157,7 +200,7 @@ static void passive_up(struct vb_ep *ep)
 		return;
 	}
 	ep->kernel_up = true;
-	if (!vb_tp->passive_up || vb_tp->passive_up(ep)) {
+	if (!vb_tp->passive_up || vb_tp->passive_up(ep, NULL)) {
 		vb_ep_report_up(ep, NULL, 0);
 	} else {
 		ep->timer_start_ns = rapt_now_ns();
@@ -215,10 +258,10 @@ static void route_resolved(struct vb_ep *ep)
 	}
 	dev = ep->id->verbs ? ibv_get_device_name(ep->id->verbs->device) :
 	      "(none)";
-	if (strcmp(dev, ep->ia->dev)) {
+	if (strcmp(dev, ep->ia->dev) || ep->id->port_num != ep->ia->port) {
 		pthread_mutex_unlock(&ep->lock);
-		vb_info("the route to the peer leaves through %s, not %s",
-			dev, ep->ia->dev);
+		vb_info("the route to the peer leaves through %s port %u, not %s port %u",
+			dev, ep->id->port_num, ep->ia->dev, ep->ia->port);
 		connect_fail(ep, RAPT_EV_UNREACHABLE, 0, -ENETUNREACH);
 		return;
 	}
@@ -229,6 +272,8 @@ static void route_resolved(struct vb_ep *ep)
 
 static void ep_event(struct vb_ep *ep, const struct cm_ev *c)
 {
+	enum vb_ep_state st;
+
 	switch (c->type) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		if (rdma_resolve_route(ep->id, VB_RESOLVE_MS))
@@ -237,28 +282,32 @@ static void ep_event(struct vb_ep *ep, const struct cm_ev *c)
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		route_resolved(ep);
 		break;
-	case RDMA_CM_EVENT_ADDR_ERROR:
-	case RDMA_CM_EVENT_ROUTE_ERROR:
 	case RDMA_CM_EVENT_UNREACHABLE:
 	case RDMA_CM_EVENT_CONNECT_ERROR:
+		accept_fail(ep, c->status);
+		/* fall through */
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
 		connect_fail(ep, c->status == -ETIMEDOUT &&
 			     c->type == RDMA_CM_EVENT_UNREACHABLE ?
 			     RAPT_EV_TIMED_OUT : RAPT_EV_UNREACHABLE, 0,
 			     c->status);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
+		accept_fail(ep, c->status);
 		connect_rejected(ep, c);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 	case RDMA_CM_EVENT_CONNECT_RESPONSE:
 		pthread_mutex_lock(&ep->lock);
-		if (ep->state == VB_EP_ACCEPTING) {
-			pthread_mutex_unlock(&ep->lock);
+		st = ep->state;
+		pthread_mutex_unlock(&ep->lock);
+		if (st == VB_EP_ACCEPTING)
 			passive_up(ep);
-		} else {
-			pthread_mutex_unlock(&ep->lock);
+		else if (st == VB_EP_CONNECTING)
 			active_up(ep, c);
-		}
+		else if (c->type == RDMA_CM_EVENT_CONNECT_RESPONSE)
+			late_reply(ep);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		ep_disconnected(ep, c->status);
@@ -467,7 +516,7 @@ static void timer_rtr(struct vb_ep *ep)
 
 	if (ep->state != VB_EP_ACCEPTING)
 		return;
-	if (vb_tp->passive_up(ep)) {
+	if (vb_tp->passive_up(ep, NULL)) {
 		vb_ep_report_up(ep, NULL, 0);
 		return;
 	}
@@ -681,8 +730,26 @@ static void disc_call(void *arg)
 	/* Abrupt, or a connect or accept cancelled: flushes, then
 	 * DISCONNECTED; the QP in the error state resets the connection. */
 	ep_end(ep, RAPT_EV_DISCONNECTED, 0, 0);
-	if (ep->id && !ep->in_connector)
-		rdma_disconnect(ep->id);
+	vb_cm_hangup(ep);
+}
+
+/**
+ * vb_cm_hangup - tell the peer the connection is over (runner)
+ * @ep: the EP, torn down
+ *
+ * iWARP's QP in the error state resets the TCP connection by itself; an
+ * IB QP says nothing on the wire, so the peer learns only from the CM's
+ * DREQ (or from its own traffic failing).
+ */
+void vb_cm_hangup(struct vb_ep *ep)
+{
+	bool freeing;
+
+	pthread_mutex_lock(&ep->lock);
+	freeing = ep->freeing;
+	pthread_mutex_unlock(&ep->lock);
+	if (!freeing && ep->id && !ep->in_connector && rdma_disconnect(ep->id))
+		vb_dbg("QP %u: rdma_disconnect: %m", ep->qp->qp_num);
 }
 
 int vb_ep_disconnect(void *pep, uint32_t flags, const void *pdata,
@@ -800,7 +867,7 @@ static void on_request(struct vb_ia *ia, const struct cm_ev *c)
 	req->ord = c->ord;
 	rapt_prov_pdata_parse(req->pdata, req->pdata_len, &view);
 	req->foreign = view.foreign || !req->pdata_len;
-	if (!req->foreign && vb_tp->request)
+	if (vb_tp->request)
 		vb_tp->request(req);
 
 	memset(&r, 0, sizeof(r));
@@ -901,6 +968,18 @@ static void accept_call(void *arg)
 	p.flow_control = 1;
 	p.rnr_retry_count = 7;
 	p.qp_num = ep->qp->qp_num;
+	/* The QP to RTR and RTS before the reply goes out (IB).  The
+	 * request's id has no attributes once the requester gave up
+	 * (RAPT_ENOTCONN) and its REJ is on the way. */
+	err = vb_tp->qp_connect ? vb_tp->qp_connect(ep, req->id, false) : 0;
+	if (err == RAPT_ENOTCONN) {
+		rapt_prov_cr_cancel(a->ccr);
+		req_free(req, true);
+	}
+	if (err) {
+		a->ret = err;
+		return;
+	}
 	pthread_mutex_lock(&ep->lock);
 	ep->id = req->id;
 	ep->state = VB_EP_ACCEPTING;
@@ -1172,8 +1251,8 @@ int vb_cm_start(struct vb_ia *ia)
 	pthread_cond_init(&cn->gone, NULL);
 	rapt_list_init(&ia->reqs);
 	rapt_timer_init(&ia->req_timer, req_timer_fire);
-	ia->tcp_diag = vb_tcp_diag_works();
-	if (!ia->tcp_diag)
+	ia->tcp_diag = vb_tp->tcp_wire && vb_tcp_diag_works();
+	if (vb_tp->tcp_wire && !ia->tcp_diag)
 		vb_info("%s: no sock_diag for TCP (tcp_diag not loaded?): a requester that leaves before its request is decided goes unnoticed",
 			ia->dev);
 	return 0;

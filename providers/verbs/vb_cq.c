@@ -34,8 +34,10 @@
 #define VB_DRIVE_MASK	15u
 /* A busy-polling consumer renews the engine's lease this often: reading
  * the clock on every poll costs more than the poll where the clock is an
- * emulated device (hpet in a VM: it doubled siw's latency in tests/vm). */
-#define VB_LEASE_MASK	31u
+ * emulated device (hpet in a VM: it doubled siw's latency in tests/vm,
+ * and every 32nd poll still cost rxe's round trips about a third more).
+ * 256 polls stay well inside the engine's shortest look (1 ms). */
+#define VB_LEASE_MASK	255u
 /* How often the engine looks whether a polling consumer has stopped
  * (each look is a wakeup of the engine thread while the consumer runs). */
 #define VB_CQ_RECHECK_NS	10000000ull

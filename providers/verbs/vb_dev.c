@@ -125,6 +125,7 @@ static int dev_addr(const char *dev, struct sockaddr_storage *out,
 static void dev_entry(struct ibv_device *d, struct rapt_prov_device *e)
 {
 	struct ibv_device_attr da;
+	struct ibv_port_attr pa;
 	struct ibv_context *ctx;
 	struct sockaddr_storage ss;
 
@@ -146,13 +147,17 @@ static void dev_entry(struct ibv_device *d, struct rapt_prov_device *e)
 	} else {
 		e->nports = da.phys_port_cnt;
 	}
+	/* A device's transport is its first port's (RoCE or IB). */
+	if (!e->status && vb_tp->port_transport && !ibv_query_port(ctx, 1, &pa))
+		e->transport = vb_tp->port_transport(&pa);
 	ibv_close_device(ctx);
 	if (e->status)
 		return;
 	e->status = dev_addr(e->name, &ss, NULL, e->reason,
 			     sizeof(e->reason));
 	if (!e->status && vb_tp->device_note)
-		vb_tp->device_note(e->name, e->reason, sizeof(e->reason));
+		vb_tp->device_note(e->name, (const struct sockaddr *)&ss,
+				   e->reason, sizeof(e->reason));
 }
 
 int vb_get_devices(void *prov, struct rapt_prov_device **out,
@@ -380,6 +385,8 @@ int vb_ia_open(void *prov, const char *device, uint32_t port,
 		goto err_ctx;
 	}
 	ia->max_inline = probe_inline(ia);
+	if (vb_tp->ia_open)
+		vb_tp->ia_open(ia);
 	ret = ia_start(ia);
 	if (ret)
 		goto err_ctx;
@@ -432,7 +439,8 @@ int vb_ia_query(void *pia, struct rapt_ia_attr *a)
 	const struct ibv_device_attr *d = &ia->dattr;
 	uint32_t i;
 
-	a->transport = vb_tp->transport;
+	a->transport = vb_tp->port_transport ?
+		       vb_tp->port_transport(&ia->pattr) : vb_tp->transport;
 	a->port = ia->port;
 	a->caps = vb_tp->ia_caps ? vb_tp->ia_caps(ia) : vb_tp->caps;
 	if (!ia->max_inline)
@@ -560,11 +568,13 @@ static void async_qp(struct vb_ia *ia, struct ibv_async_event *ev)
 		ce.type = RAPT_EV_BROKEN;
 		ce.prov_status = ev->event_type;
 		vb_ep_shutdown(ep, &ce);
+		vb_cm_hangup(ep);
 		break;
 	default:
-		vb_dbg("%s: QP %u: %s (ignored)", ia->dev,
-		       ev->element.qp->qp_num,
+		vb_dbg("%s: QP %u: %s", ia->dev, ev->element.qp->qp_num,
 		       ibv_event_type_str(ev->event_type));
+		if (ep && vb_tp->qp_event)
+			vb_tp->qp_event(ep, ev->event_type);
 		break;
 	}
 }

@@ -151,9 +151,9 @@ static void ep_hold(struct vb_ep *ep, struct rapt_core_evd *cevd,
 
 	pthread_mutex_lock(&ep->lock);
 	/* A completion of the accepting EP may be what shows that the
-	 * peer's RTR has come (iWARP). */
+	 * peer's RTR has come (iWARP), or that its RTU was lost (IB). */
 	if (!atomic_load(&ep->direct) && ep->state == VB_EP_ACCEPTING &&
-	    vb_tp->passive_up && vb_tp->passive_up(ep))
+	    vb_tp->passive_up && vb_tp->passive_up(ep, ev))
 		vb_ep_report_up(ep, NULL, 0);
 	if (atomic_load(&ep->direct)) {
 		pthread_mutex_unlock(&ep->lock);
@@ -211,6 +211,9 @@ static bool recv_event(struct vb_ep *ep, const struct ibv_wc *wc,
 		return false;
 	dto_fill(ep, wc, RAPT_OP_RECV, ep->rq[seq & ep->rq_mask], ev);
 	store32(&ep->rq_head, seq + 1);
+	if (vb_unlikely(wc->status == IBV_WC_LOC_QP_OP_ERR &&
+			ep->ia->recv_short_op_err))
+		ev->u.dto.status = RAPT_DTO_LOCAL_LENGTH;
 	if (wc->status == IBV_WC_SUCCESS) {
 		ev->u.dto.length = wc->byte_len;
 		if (wc->wc_flags & IBV_WC_WITH_INV) {
@@ -335,6 +338,7 @@ static void ep_error_deferred(void *arg)
 	struct rapt_prov_conn_event ce = { .type = RAPT_EV_BROKEN };
 
 	vb_ep_shutdown(arg, &ce);
+	vb_cm_hangup(arg);
 }
 
 static void note_error(struct vb_ep *ep, const struct ibv_wc *wc)
@@ -774,6 +778,31 @@ void vb_ep_shutdown(struct vb_ep *ep, const struct rapt_prov_conn_event *ce)
 /* ------------------------------------------------------------------ */
 /* Create and free                                                     */
 /* ------------------------------------------------------------------ */
+
+/**
+ * vb_qp_to_init - move the EP's new QP to INIT
+ * @ep: the EP (ep->qp in RESET)
+ * @qa: the transport's attributes (state and access rights are set here)
+ * @mask: which of @qa's other fields to apply
+ *
+ * Return: 0, or a RAPT_E* code (the reason set).
+ */
+int vb_qp_to_init(struct vb_ep *ep, struct ibv_qp_attr *qa, int mask)
+{
+	int err;
+
+	qa->qp_state = IBV_QPS_INIT;
+	qa->qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+			      IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	err = ibv_modify_qp(ep->qp, qa,
+			    mask | IBV_QP_STATE | IBV_QP_ACCESS_FLAGS);
+	if (err) {
+		rapt_prov_set_error("%s: QP %u to INIT: %s", vb_tp->name,
+				    ep->qp->qp_num, strerror(err));
+		return rapt_errno_status(err);
+	}
+	return 0;
+}
 
 /* A QP for @ep with @a's sizes, in the state where receives may be
  * posted; on success ep->qp is it. */

@@ -2,13 +2,14 @@
 /*
  * The verbs layer: what every rapt provider on rdma-core (libibverbs and
  * librdmacm) shares, written once.  A libtool convenience library; the
- * iwarp provider links it, and so will the ib provider.  Each provider DSO
+ * iwarp and ib providers link it.  Each provider DSO
  * gets its own hidden copy.
  *
  * A provider on this layer defines one symbol, vb_tp (struct
  * vb_transport): its name, the ibverbs transport it serves, its raw
  * private-data limits and the hooks where its connection setup differs
- * (iWARP: the RTR rapt sends itself, providers/iwarp/iwarp_rtr.c).
+ * (iWARP: the RTR rapt sends itself, providers/iwarp/iwarp_rtr.c; IB:
+ * RTR/RTS of the EP's own QP and the RTU, providers/ib/ib_rtr.c).
  *
  * Modules:
  *
@@ -21,6 +22,7 @@
  *               name every work request; posts; teardown with flushes
  *   vb_cm.c     rdma_cm: connect (the QP by number), listen, requests,
  *               accept/reject, disconnect, the IA's CM event channel
+ *   vb_prov.c   the ops table the providers hand the core
  *
  * Threads: each IA runs a progress engine (providers/util/engine.c) whose
  * epoll set holds the rdma_cm event channel and the device's async-event
@@ -72,6 +74,8 @@ struct vb_req;
 /**
  * struct vb_transport - what a provider on the verbs layer declares
  * @name: provider name ("iwarp"), also the log tag
+ * @version: the provider's version (RAPT_VERSION_PACK)
+ * @description: what rapt_info says the provider is
  * @kind: the transport in words ("iWARP"), for messages
  * @ibv_transport: the enum ibv_transport_type of its devices
  * @transport: enum rapt_transport of its IAs
@@ -81,20 +85,40 @@ struct vb_req;
  *                 (what the wire carries minus what the hooks append)
  * @pdata_accept: the same on accept
  * @pdata_reject: the same on reject
+ * @tcp_wire: connections are TCP connections of the kernel's (iWARP): a
+ *            requester that leaves is found through sock_diag
+ * @ia_open: look at a device just opened (its quirks: vb_ia's flags)
  * @ia_caps: the caps of an opened device (NULL: @caps)
+ * @port_transport: the enum rapt_transport of a port (NULL: @transport)
  * @qp_init: move a new QP to the state where receives may be posted
+ *           (vb_qp_to_init() with the transport's attributes)
+ * @qp_connect: move the EP's QP to RTS for the connection of @id before
+ *              the accept goes out (@active false) or once the reply is in
+ *              (@active true, which then also completes the handshake);
+ *              NULL where the kernel's CM moves the QP itself (iWARP)
  * @connect_pdata: append the provider's bytes to framed connect private
  *                 data (@len bytes in @buf, room for 255); new length
- * @request: look at a request's private data (sets req->peer_rtr)
+ * @request: look at a request (foreign ones too): the read depths as the
+ *           transport's CM reports them, the private data (peer_rtr)
  * @accept_pdata: append to the accept private data; new length
  * @active_up: the active side's connection is up (before ESTABLISHED is
  *             reported): act on the reply's private data (send the RTR)
  *             and say how many of its bytes are the consumer's framing
- * @passive_up: may the accepting EP report ESTABLISHED now
- * @device_note: a line rapt_info shows for a usable device, or ""
+ * @passive_up: may the accepting EP report ESTABLISHED now; @ev is a
+ *              completion of the EP held back meanwhile, or NULL when the
+ *              CM says the connection is up (or a timer asks)
+ * @reject: what a REJECTED of rdma_cm with @status means: whether the
+ *          peer's consumer rejected (else @reason is the CM's); NULL: one
+ *          with private data is the consumer's (iWARP cannot tell)
+ * @qp_event: an async event of the EP's QP the layer does not handle
+ *            (IB: COMM_EST), on the engine's runner
+ * @device_note: a line rapt_info shows for a usable device (@addr: the
+ *               address rdma_cm uses for it), or ""
  */
 struct vb_transport {
 	const char *name;
+	uint32_t version;
+	const char *description;
 	const char *kind;
 	int ibv_transport;
 	uint32_t transport;
@@ -103,20 +127,32 @@ struct vb_transport {
 	uint16_t pdata_connect;
 	uint16_t pdata_accept;
 	uint16_t pdata_reject;
+	bool tcp_wire;
+	void (*ia_open)(struct vb_ia *ia);
 	uint64_t (*ia_caps)(const struct vb_ia *ia);
+	uint32_t (*port_transport)(const struct ibv_port_attr *pa);
 	int (*qp_init)(struct vb_ep *ep);
+	int (*qp_connect)(struct vb_ep *ep, struct rdma_cm_id *id,
+			  bool active);
 	size_t (*connect_pdata)(struct vb_ep *ep, uint8_t *buf, size_t len);
 	void (*request)(struct vb_req *req);
 	size_t (*accept_pdata)(struct vb_ep *ep, const struct vb_req *req,
 			       uint8_t *buf, size_t len);
 	void (*active_up)(struct vb_ep *ep, const uint8_t *pdata,
 			  size_t *len);
-	bool (*passive_up)(struct vb_ep *ep);
-	void (*device_note)(const char *dev, char *buf, size_t len);
+	bool (*passive_up)(struct vb_ep *ep, const struct rapt_event *ev);
+	bool (*reject)(int status, uint32_t *reason);
+	void (*qp_event)(struct vb_ep *ep, enum ibv_event_type type);
+	void (*device_note)(const char *dev, const struct sockaddr *addr,
+			    char *buf, size_t len);
 };
 
 /* The provider's descriptor; every DSO on this layer defines it. */
 extern const struct vb_transport *const vb_tp;
+
+/* The ops of every provider on the layer (vb_prov.c), whose entry
+ * symbol, rapt_provider_entry, the layer defines too. */
+extern const struct rapt_prov_ops vb_prov_ops;
 
 #define vb_log(level, ...) RAPT_PLOG((level), vb_tp->name, __VA_ARGS__)
 #define vb_err(...)  vb_log(RAPT_LOG_ERROR, __VA_ARGS__)
@@ -173,6 +209,9 @@ struct vb_ia {
 	struct sockaddr_storage addr;	/* the device's IP address */
 	unsigned int ifindex;		/* of its network interface */
 	bool tcp_diag;			/* vb_tcp_state() can be believed */
+	/* The device completes a receive too short for its message with
+	 * LOC_QP_OP_ERR (a "malformed WQE": rxe), not LOC_LEN_ERR. */
+	bool recv_short_op_err;
 	struct rdma_event_channel *cmch;
 	struct rapt_engine *eng;
 	struct rapt_io cm_io;
@@ -435,6 +474,12 @@ void vb_ep_complete(struct vb_ia *ia, const struct ibv_wc *wc);
 int vb_ep_post_internal_write(struct vb_ep *ep, uint64_t raddr,
 			      uint32_t rkey, uint32_t len);
 
+/*
+ * Move a new QP to INIT with the access rights every rapt QP has, plus
+ * the transport's @qa fields named by @mask (IB: the port and P_Key).
+ */
+int vb_qp_to_init(struct vb_ep *ep, struct ibv_qp_attr *qa, int mask);
+
 /* Report ESTABLISHED (ep->lock held) and release what it held back. */
 void vb_ep_report_up(struct vb_ep *ep, const void *pdata, size_t len);
 
@@ -502,6 +547,9 @@ int vb_cr_accept(void *ppsp, struct rapt_core_cr *ccr, void *pep,
 		 const void *pdata, size_t pdata_len);
 int vb_cr_reject(void *ppsp, struct rapt_core_cr *ccr, const void *pdata,
 		 size_t pdata_len);
+
+/* After a teardown: tell the peer (rdma_disconnect), runner only. */
+void vb_cm_hangup(struct vb_ep *ep);
 
 /* ep_free's part in vb_cm.c: wait for the connector, destroy the id
  * (outside the engine: a connecting iWARP id waits for its reply). */

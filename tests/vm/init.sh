@@ -1,15 +1,30 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # /init of rapt's VM (tests/vm/run-vm.sh boots it): busybox sh as PID 1.
-# Loads the RDMA modules and siw, wires two network namespaces with a veth
-# pair and an siw device on each end, runs the suites the kernel command
-# line names (raptvm.suites=interop,conformance,...: tests/vm/suite-*.sh),
-# prints one line per test on the serial console and powers off.
+# Loads the RDMA modules, siw and rxe, wires two network namespaces with a
+# veth pair and an siw device on each end, a second veth pair with an rxe
+# device on each end, a third with rxe0 on one end, runs the suites the kernel
+# command line names (raptvm.suites=interop,conformance,...:
+# tests/vm/suite-*.sh), prints one line per test on the serial console and
+# powers off.
 #
 #   netns init (default)                      netns "peer"
 #   veth0 192.0.2.1  siw0          <------->  veth1 192.0.2.2  siw1
 #   198.51.100.0/24 via 192.0.2.2: the peer does not forward, a black hole
 #   no default route: 203.0.113.1 is unreachable
+#
+#   netns init only (rxe on Linux 6.1 works in init_net alone)
+#   veth4 198.18.0.1   rxe0  <-->  veth5 198.18.0.2  (no rxe): one host;
+#                                  198.18.9.0/24 via 198.18.0.2 is a black
+#                                  hole (no forwarding), and 203.0.113.1
+#                                  unreachable (rdma_cm takes any address
+#                                  for on-link through the bound device:
+#                                  nobody answers its ARP on veth4)
+#   veth2 198.18.1.1   rxe1  <-->  veth3 198.18.1.2  rxe2
+#                                  policy routing sends traffic between the
+#                                  two over the wire, not through lo;
+#                                  198.18.8.0/24 via 198.18.1.2: a black
+#                                  hole (no forwarding)
 #
 # Console protocol (the host script reads it):
 #   RAPTVM PASS <name> <secs>s
@@ -50,6 +65,12 @@ UNREACHABLE_ADDR=203.0.113.1
 BLACKHOLE_ADDR=198.51.100.1
 IN_PEER="nsenter --net=/run/netns/peer"
 RAPT_IA=tcp:veth0
+RXE_ADDR=198.18.0.1
+RXE_GW_ADDR=198.18.0.2
+RXE_WIRE_ADDR=198.18.1.1
+RXE_WIRE_PEER_ADDR=198.18.1.2
+RXE_BLACKHOLE_1HOST=198.18.9.1
+RXE_BLACKHOLE_2HOST=198.18.8.1
 
 now() { cut -d' ' -f1 /proc/uptime; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
@@ -100,6 +121,17 @@ wait_for() {
 		while ! $IN_PEER grep -q ":$hex 00000000:0000 0A" \
 			/proc/net/tcp && [ $n -lt 100 ] &&
 		      kill -0 "$3" 2>/dev/null; do
+			sleep 0.1
+			n=$((n + 1))
+		done
+		return
+		;;
+	cmport:*)
+		# an rdma_cm listener on that port (rdma_cm ids of any
+		# device: rxe has no TCP socket to look for)
+		while ! rdma resource show cm_id 2>/dev/null |
+			grep "LISTEN" | grep -q ":${2#cmport:} " &&
+		      [ $n -lt 100 ] && kill -0 "$3" 2>/dev/null; do
 			sleep 0.1
 			n=$((n + 1))
 		done
@@ -173,8 +205,8 @@ srv_cli() {
 t0=$(now)
 : > /tmp/setup.log
 rc=0
-for m in crc32c_generic ib_core ib_uverbs iw_cm ib_cm rdma_cm rdma_ucm siw \
-	 veth tcp_diag; do
+for m in crc32c_generic crc32_generic ib_core ib_uverbs iw_cm ib_cm rdma_cm rdma_ucm siw \
+	 rdma_rxe veth tcp_diag nf_tables; do
 	modprobe "$m" >> /tmp/setup.log 2>&1 || { rc=1; echo "modprobe $m failed" >> /tmp/setup.log; }
 done
 # siw's connection-manager debug messages go to the kernel log (not the
@@ -196,7 +228,60 @@ done
 	$IN_PEER sh -c 'echo 2 > /proc/sys/net/ipv4/tcp_syn_retries'
 	rdma link add siw0 type siw netdev veth0
 	$IN_PEER rdma link add siw1 type siw netdev veth1
+	# rxe, one host: rxe0 on veth4; veth5 answers ARP for its own
+	# address only (the black hole's gateway), in netns init too
+	$IP link add veth4 index 14 type veth peer name veth5 index 15
+	# rxe, two hosts in netns init: rules ahead of the local table send
+	# traffic between veth2's and veth3's addresses over the wire
+	$IP link add veth2 index 12 type veth peer name veth3 index 13
+	echo 1 > /proc/sys/net/ipv4/conf/all/accept_local
+	for d in veth2 veth3 veth4 veth5; do
+		echo 1 > /proc/sys/net/ipv4/conf/$d/accept_local
+		echo 0 > /proc/sys/net/ipv4/conf/$d/rp_filter
+	done
+	$IP addr add $RXE_ADDR/24 dev veth4
+	$IP addr add $RXE_GW_ADDR/24 dev veth5
+	$IP link set veth4 up
+	$IP link set veth5 up
+	$IP route add 198.18.9.0/24 via $RXE_GW_ADDR dev veth4 onlink
+	$IP addr add $RXE_WIRE_ADDR/24 dev veth2
+	$IP addr add $RXE_WIRE_PEER_ADDR/24 dev veth3
+	$IP link set veth2 up
+	$IP link set veth3 up
+	$IP route add $RXE_WIRE_PEER_ADDR dev veth2 src $RXE_WIRE_ADDR table 100
+	$IP route add $RXE_WIRE_ADDR dev veth3 src $RXE_WIRE_PEER_ADDR table 101
+	$IP rule add pref 10 iif lo to $RXE_WIRE_PEER_ADDR lookup 100
+	$IP rule add pref 11 iif lo to $RXE_WIRE_ADDR lookup 101
+	$IP rule add pref 100 lookup local
+	$IP rule del pref 0 lookup local
+	$IP route add 198.18.8.0/24 via $RXE_WIRE_PEER_ADDR dev veth2
+	rdma link add rxe0 type rxe netdev veth4
+	rdma link add rxe1 type rxe netdev veth2
+	rdma link add rxe2 type rxe netdev veth3
 ) >> /tmp/setup.log 2>&1 || rc=1
+# rxe's GIDs appear after "rdma link add": wait for the IPv4 ones (10 s)
+rxe_gid_ok() {	# rxe_gid_ok DEV: its IPv4-mapped GID is in the table
+	local i=0 g
+	while [ $i -lt 16 ]; do
+		read -r g < /sys/class/infiniband/$1/ports/1/gids/$i 2>/dev/null &&
+			case $g in 0000:0000:0000:0000:0000:ffff:*) return 0 ;; esac
+		i=$((i + 1))
+	done
+	return 1
+}
+n=0
+while [ $n -lt 100 ] && ! { rxe_gid_ok rxe0 && rxe_gid_ok rxe1 &&
+			    rxe_gid_ok rxe2; }; do
+	sleep 0.1
+	n=$((n + 1))
+done
+[ $n -lt 100 ] || { rc=1; echo "rxe GIDs missing after 10 s" >> /tmp/setup.log; }
+# Neighbours first: the passive side of rxe's CM drops a REQ whose sender
+# it has no ARP entry for yet, and the requester sends it again only
+# after 4 s (rdma_cm's CM response timeout), past short connect timeouts.
+for a in $RXE_WIRE_PEER_ADDR $RXE_WIRE_ADDR $RXE_GW_ADDR; do
+	ping -c 1 -W 2 $a >> /tmp/setup.log 2>&1 || rc=1
+done
 [ $rc = 0 ] || show setup /tmp/setup.log
 result setup $rc "$t0"
 rdma link show | sed 's/^/    /'
@@ -222,6 +307,7 @@ $IN_PEER rdma link show | sed 's/^/    [peer] /'
 WATCHDOG=$!
 
 # --- suites --------------------------------------------------------------
+. /opt/rapt/vm/lib-suites.sh
 SUITES=$(cmdline_arg suites)
 [ -n "$SUITES" ] || SUITES=interop
 info "suites: $SUITES"
@@ -241,6 +327,9 @@ kill $WATCHDOG 2>/dev/null
 read -r tx < /sys/class/net/veth0/statistics/tx_bytes
 read -r rx < /sys/class/net/veth0/statistics/rx_bytes
 info "veth0 carried $tx bytes out, $rx bytes in"
+read -r tx < /sys/class/net/veth2/statistics/tx_bytes
+read -r rx < /sys/class/net/veth2/statistics/rx_bytes
+info "veth2 (rxe1) carried $tx bytes out, $rx bytes in"
 echo "RAPTVM SUMMARY $PASSED passed, $FAILED failed, $SKIPPED skipped (uptime $(now)s)"
 grep -q 'raptvm.shell=1' /proc/cmdline && setsid cttyhack sh
 sync

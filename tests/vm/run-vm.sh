@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# run-vm.sh - rapt's VM suite: rapt on the Linux kernel's soft-iWARP driver
-# (siw), in a qemu VM (TCG: no KVM, no RDMA hardware and no RDMA modules on
-# the host are needed).
+# run-vm.sh - rapt's VM suite: rapt on the Linux kernel's soft-iWARP (siw)
+# and soft-RoCE (rxe) drivers, in a qemu VM (TCG: no KVM, no RDMA hardware
+# and no RDMA modules on the host are needed).
 #
 # usage: tests/vm/run-vm.sh BUILD_DIR      (as root)
 #
 # On a Debian 12 (bookworm) x86_64 host it:
 #   1. apt-get installs qemu, busybox-static, rdma-core's libraries, siw
-#      provider, rdmacm-utils and perftest, and the headers and source of
-#      Debian's current 6.1 kernel
+#      and rxe providers, rdmacm-utils, perftest and nftables, and the
+#      headers and source of Debian's current 6.1 kernel
 #   2. downloads that kernel's image package and unpacks only the kernel
 #      and the modules the VM loads (the host's own kernel is not touched)
 #   3. builds siw.ko out of tree (Debian 12 ships "# CONFIG_RDMA_SIW is
 #      not set") from linux-source at exactly the image's version
-#   4. makes BUILD_DIR's librapt, the tcp and iwarp providers,
-#      rapt-conformance, rapt_info, rapt_perf and the interop programs
+#   4. makes BUILD_DIR's librapt, the tcp, iwarp and ib providers,
+#      rapt-conformance, rapt_info, rapt_perf, the demo and the interop
+#      programs
 #      (configure must have found libibverbs and librdmacm)
 #   5. packs a busybox initramfs with them, their library closure, the
 #      rdma-core programs the suites run and tests/vm/*.sh, boots it and
@@ -28,13 +29,17 @@
 #   foreign      rping, rdma_server/rdma_client and ucmatose against rapt
 #                programs on iwarp and tcp, both directions
 #   perf         rapt_perf -p iwarp against perftest on the same devices
+#   ib           the ib provider on rxe: conformance one host and two
+#                hosts, rapt_info, private-data limits, the lost RTU,
+#                foreign peers, perf against perftest, and the demo run
+#                unchanged on tcp, iwarp and ib
 #
 # Prints "PASS: name" / "FAIL: name" / "SKIP: name (why)" lines and "N
 # passed, M failed, K skipped"; the exit status is 0 only if no test
 # failed.
 #
 # Env: WORKDIR=/var/tmp/rapt-siw-vm  cache (downloads, kernel, siw.ko)
-#      SUITES="interop conformance foreign perf"
+#      SUITES="interop conformance foreign perf ib"
 #      KVER=6.1.0-NN-amd64          pin the guest kernel ABI (default: what
 #                                   linux-image-amd64 depends on)
 #      SKIP_APT=1                   no apt-get update/install
@@ -44,6 +49,7 @@
 #                                   (--run AREA to narrow it down)
 #      CONF_CONFIGS="1host 2host srv_tcp tcp_srv"  which conformance runs
 #      CONF_ENV="RAPT_LOG_LEVEL=debug ..."  environment of those runs
+#      IB_PARTS="info pdata conf rtu foreign perf demo"  suite ib's parts
 #      VERBOSE=1                    show both peers' logs of passing tests too
 #      VM_LOG=FILE                  the console log (default WORKDIR/console.log)
 #      VM_SHELL=1                   a shell on the console after the tests
@@ -56,7 +62,7 @@ WORKDIR=${WORKDIR:-/var/tmp/rapt-siw-vm}
 SMP=${SMP:-2}
 MEM=${MEM:-1G}
 VM_TIMEOUT=${VM_TIMEOUT:-2400}
-SUITES=${SUITES:-interop conformance foreign perf}
+SUITES=${SUITES:-interop conformance foreign perf ib}
 ARCH_LIB=/usr/lib/x86_64-linux-gnu
 T_START=$(date +%s.%N)
 
@@ -97,7 +103,7 @@ say "guest kernel $KPKG $KDEBVER"
 
 PKGS=(qemu-system-x86 busybox-static cpio kmod xz-utils iproute2
       libibverbs-dev librdmacm-dev ibverbs-providers rdmacm-utils perftest
-      libcunit1 gcc make libc6-dev
+      nftables libcunit1 gcc make libc6-dev
       "linux-headers-$KVER" "linux-source-$KSERIES")
 missing=()
 for p in "${PKGS[@]}"; do
@@ -120,16 +126,24 @@ fi
 # ---------------------------------------------------------------------------
 # 2. guest kernel: vmlinuz and the modules we load, from the image .deb
 # ---------------------------------------------------------------------------
-KDIR=$WORKDIR/kernel-$KVER
-MODDIR=$KDIR/lib/modules/$KVER
 # What the VM loads (modinfo depends): ib_core ib_cm iw_cm rdma_cm (needs
-# configfs) rdma_ucm ib_uverbs, siw (needs libcrc32c and a crc32c), veth.
+# configfs) rdma_ucm ib_uverbs, siw (needs libcrc32c and a crc32c),
+# rdma_rxe (needs the UDP tunnels and a crc32 for its ICRC), veth,
+# nf_tables (the lost RTU).
 m=./lib/modules/$KVER
 KFILES=("./boot/vmlinuz-$KVER" "$m/modules.builtin*" "$m/modules.order"
 	"$m/kernel/drivers/infiniband/core/*" "$m/kernel/drivers/net/veth.ko"
+	"$m/kernel/drivers/infiniband/sw/rxe/*"
+	"$m/kernel/net/ipv4/udp_tunnel.ko" "$m/kernel/net/ipv6/ip6_udp_tunnel.ko"
+	"$m/kernel/net/netfilter/nf_tables.ko"
+	"$m/kernel/net/netfilter/nfnetlink.ko"
 	"$m/kernel/fs/configfs/*" "$m/kernel/lib/libcrc32c.ko"
 	"$m/kernel/net/ipv4/inet_diag.ko" "$m/kernel/net/ipv4/tcp_diag.ko"
-	"$m/kernel/crypto/crc32c_generic.ko")
+	"$m/kernel/crypto/crc32c_generic.ko" "$m/kernel/crypto/crc32_generic.ko")
+# One unpacked tree per module set: runs with another set (an older
+# checkout) share $WORKDIR without unpacking again each time.
+KDIR=$WORKDIR/kernel-$KVER-$(echo "${KFILES[*]}" | md5sum | cut -c1-8)
+MODDIR=$KDIR/lib/modules/$KVER
 if [ "$(cat "$KDIR/.done" 2>/dev/null)" != "${KFILES[*]}" ]; then
 	t=$(date +%s.%N)
 	mkdir -p debs
@@ -170,10 +184,11 @@ cp "$SIW_KO" "$MODDIR/extra/siw.ko"
 # 4. rapt's side and the siw peer, from the build folder
 # ---------------------------------------------------------------------------
 t=$(date +%s.%N)
-PROVS="librapt-tcp-pv2 librapt-iwarp-pv2"
+PROVS="librapt-tcp-pv2 librapt-iwarp-pv2 librapt-ib-pv2"
 PROGS="tests/interop/iw_peer tests/interop/rapt_iw_peer
-       tests/interop/rapt_cm_peer conformance/rapt-conformance
-       tools/rapt_info tools/rapt_perf"
+       tests/interop/rapt_cm_peer tests/interop/cm_pdata_limits
+       conformance/rapt-conformance tools/rapt_info tools/rapt_perf
+       examples/rapt_server examples/rapt_client"
 # shellcheck disable=SC2086
 make -s -C "$BUILD" -j"$SMP" librapt.la $(printf '%s.la ' $PROVS) $PROGS \
 	> make.log 2>&1 ||
@@ -244,7 +259,8 @@ for p in $PROGS; do
 	n=$(basename "$p")
 	[ -e "$ROOT/usr/bin/$n" ] || mv "$ROOT/usr/bin/lt-$n" "$ROOT/usr/bin/$n"
 done
-with_libs /usr/bin/ip /usr/bin/rdma /usr/bin/nsenter "$BUILD/.libs/librapt.so.1"
+with_libs /usr/bin/ip /usr/bin/rdma /usr/bin/nsenter /usr/sbin/nft \
+	"$BUILD/.libs/librapt.so.1"
 # rdma-core's own programs: the foreign peers and the perftest reference.
 for p in rping rdma_server rdma_client ucmatose ibv_devices \
 	 ib_send_lat ib_read_lat ib_write_bw; do
@@ -252,23 +268,25 @@ for p in rping rdma_server rdma_client ucmatose ibv_devices \
 		"ibverbs-utils)"
 	with_libs "$f"
 done
-# dlopen()ed, so invisible to ldd: rapt's providers, the siw verbs
-# provider, and libgcc_s (glibc loads it for pthread_exit/cancel).
+# dlopen()ed, so invisible to ldd: rapt's providers, the siw and rxe verbs
+# providers, and libgcc_s (glibc loads it for pthread_exit/cancel).
 for p in $PROVS; do
 	with_libs "$BUILD/.libs/$p.so"
 	place "$BUILD/.libs/$p.so" "/opt/rapt/lib/$p.so"
 	rm -f "$ROOT$ARCH_LIB/$p.so"
 done
-with_libs "$ARCH_LIB/libibverbs/libsiw-rdmav34.so" "$ARCH_LIB/libgcc_s.so.1"
-cp /etc/libibverbs.d/siw.driver "$ROOT/etc/libibverbs.d/"
+with_libs "$ARCH_LIB/libibverbs/libsiw-rdmav34.so" \
+	"$ARCH_LIB/libibverbs/librxe-rdmav34.so" "$ARCH_LIB/libgcc_s.so.1"
+cp /etc/libibverbs.d/siw.driver /etc/libibverbs.d/rxe.driver \
+	"$ROOT/etc/libibverbs.d/"
 echo "root:x:0:0:root:/root:/bin/sh" > "$ROOT/etc/passwd"
 echo "root:x:0:" > "$ROOT/etc/group"
 
 # Modules: the closure of what /init loads, per the image's modules.dep.
 depmod -b "$KDIR" "$KVER"
 kos=
-for m in crc32c_generic ib_core ib_uverbs iw_cm ib_cm rdma_cm rdma_ucm siw veth \
-	 tcp_diag; do
+for m in crc32c_generic crc32_generic ib_core ib_uverbs iw_cm ib_cm rdma_cm rdma_ucm siw \
+	 rdma_rxe veth tcp_diag nf_tables; do
 	deps=$(modprobe -D -d "$KDIR" -S "$KVER" "$m") ||
 		die "module $m (or a dependency) is not in the unpacked part of $KPKG"
 	kos+=$(echo "$deps" | awk '$1 == "insmod" { print $2 }')$'\n'
@@ -285,7 +303,7 @@ depmod -b "$ROOT" "$KVER"
 
 install -m 0755 "$HERE/init.sh" "$ROOT/init"
 mkdir -p "$ROOT/opt/rapt/vm"
-install -m 0644 "$HERE"/suite-*.sh "$ROOT/opt/rapt/vm/"
+install -m 0644 "$HERE"/suite-*.sh "$HERE"/lib-suites.sh "$ROOT/opt/rapt/vm/"
 [ -z "${VM_SCRIPT:-}" ] || install -m 0644 "$VM_SCRIPT" "$ROOT/opt/rapt/vm/suite-script.sh"
 INITRD=$WORKDIR/initrd.cpio.gz
 (cd "$ROOT" && find . | cpio -o -H newc --quiet | gzip -1) > "$INITRD"
@@ -304,6 +322,7 @@ APPEND+=" raptvm.suites=$(echo "$SUITES" | tr ' ' ',')"
 [ -n "${CONF_ARGS:-}" ] && APPEND+=" raptvm.conf_args=$(echo "$CONF_ARGS" | tr ' ' ',')"
 [ -n "${CONF_ENV:-}" ] && APPEND+=" raptvm.conf_env=$(echo "$CONF_ENV" | tr ' ' ',')"
 [ -n "${CONF_CONFIGS:-}" ] && APPEND+=" raptvm.conf_configs=$(echo "$CONF_CONFIGS" | tr ' ' ',')"
+[ -n "${IB_PARTS:-}" ] && APPEND+=" raptvm.ib_parts=$(echo "$IB_PARTS" | tr ' ' ',')"
 [ "${VM_SHELL:-0}" = 1 ] && APPEND+=" raptvm.shell=1"
 [ "${VERBOSE:-0}" = 1 ] && APPEND+=" raptvm.verbose=1"
 LOG=${VM_LOG:-$WORKDIR/console.log}

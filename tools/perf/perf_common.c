@@ -230,10 +230,30 @@ struct rapt_sge perf_sge(const struct perf_side *s, const void *p,
 /* Waiting                                                             */
 /* ------------------------------------------------------------------ */
 
+/**
+ * deadline_passed - the clock, read only once a wait has lasted
+ * @end: 0 before the first look (then set to now + @timeout_us)
+ * @timeout_us: the wait's timeout
+ *
+ * A wait that ends within SPIN_CHECK polls reads no clock at all: where
+ * the clock is an emulated device (hpet under TCG, tests/vm) a read costs
+ * microseconds, more than the round trip being measured gains.
+ */
+static bool deadline_passed(uint64_t *end, int64_t timeout_us)
+{
+	uint64_t now = perf_now_ns();
+
+	if (!*end) {
+		*end = now + (uint64_t)timeout_us * 1000;
+		return false;
+	}
+	return now > *end;
+}
+
 static int spin(struct rapt_evd *evd, struct rapt_event *ev,
 		int64_t timeout_us)
 {
-	uint64_t end = perf_now_ns() + (uint64_t)timeout_us * 1000;
+	uint64_t end = 0;
 	unsigned int n = 0;
 	int ret;
 
@@ -242,7 +262,7 @@ static int spin(struct rapt_evd *evd, struct rapt_event *ev,
 		if (ret != RAPT_EAGAIN)
 			return ret;
 		if (++n % SPIN_CHECK == 0 && timeout_us >= 0 &&
-		    perf_now_ns() > end)
+		    deadline_passed(&end, timeout_us))
 			return RAPT_ETIMEDOUT;
 	}
 }

@@ -1,0 +1,254 @@
+# SPDX-License-Identifier: MIT
+# Helpers the VM suites share (sourced by tests/vm/init.sh before them):
+# rapt-conformance runs, perf pairs against perftest, and the foreign-peer
+# pairs, each on any rapt IA and either topology (a server in netns peer
+# across the siw veth, or on rxe2 across the rxe veth in netns init).
+#
+# busybox ash: "local" exists; commands in variables are split on purpose.
+# shellcheck shell=sh disable=SC3043,SC2086
+
+# --- rapt-conformance ------------------------------------------------------
+CONF_ARGS=$(cmdline_arg conf_args)
+# raptvm.conf_env=VAR=VALUE,...: for the runs (RAPT_LOG_LEVEL=debug ...)
+for kv in $(cmdline_arg conf_env); do
+	export "$kv"
+done
+# raptvm.conf_configs=1host,2host,srv_tcp,tcp_srv: which runs (all)
+CONF_CONFIGS=$(cmdline_arg conf_configs)
+CONF_PORT=47391
+CONF_TEST_TIMEOUT=60
+# where the fault tests connect (a suite sets the blackhole its IA routes)
+CONF_BLACKHOLE=$BLACKHOLE_ADDR
+conf_common() {
+	echo "--unreachable-addr $UNREACHABLE_ADDR --blackhole-addr $CONF_BLACKHOLE --timeout-scale 4 --test-timeout $CONF_TEST_TIMEOUT"
+}
+
+# conf_report NAME LOG RC T0: one result line for a whole run, with its
+# counts, its skips and (on failure) its failures.
+conf_report() {
+	local name=$1 log=$2 rc=$3 t0=$4 sum
+	sum=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' $log |
+	      tail -n 1)
+	[ -n "$sum" ] || { sum="no summary line"; rc=1; }
+	info "$name: $sum"
+	grep '^SKIP' $log | sed "s/^/    [$name] /"
+	if [ "$VERBOSE" = 1 ]; then
+		show "$name" $log
+	elif [ $rc != 0 ]; then
+		grep -A 6 '^FAIL' $log | sed "s/^/    [$name] /"
+		tail -n 20 $log | sed "s/^/    [$name tail] /"
+	fi
+	result "$name" $rc "$t0"
+}
+
+# conf_1host NAME IA
+conf_1host() {
+	local name=$1 log=/tmp/$1.log t0 rc=0
+	t0=$(now)
+	timeout 1800 rapt-conformance -p $2 $(conf_common) \
+		--xml /tmp/$name.xml $CONF_ARGS > $log 2>&1 || rc=1
+	conf_report $name $log $rc "$t0"
+}
+
+# conf_2host NAME SERVER_IA CLIENT_IA [SERVER_ADDR [SERVER_PREFIX]]: the
+# server in netns peer at $PEER_ADDR unless told otherwise
+conf_2host() {
+	local name=$1 slog=/tmp/$1.server.log log=/tmp/$1.log t0 spid rc=0
+	local saddr=${4:-$PEER_ADDR} in=${5-$IN_PEER}
+	t0=$(now)
+	CONF_PORT=$((CONF_PORT + 1))
+	dmesg -c > /dev/null
+	# -v: the server names each passive role, so a hung one is known;
+	# its own watchdog ends a passive role that outlives the client's.
+	timeout 1800 $in rapt-conformance --server --once -v -p $2 \
+		--port $CONF_PORT --test-timeout $CONF_TEST_TIMEOUT \
+		> $slog 2>&1 &
+	spid=$!
+	wait_for $slog "control port" $spid
+	if [ "$VERBOSE" = 1 ]; then
+		# live, for a run that may not come back (a kernel bug)
+		timeout 1800 rapt-conformance --client $saddr \
+			--port $CONF_PORT -p $3 $(conf_common) -v $CONF_ARGS 2>&1 |
+			tee $log | sed "s/^/    [$name live] /"
+		grep -q '^[0-9]* passed, 0 failed' $log || rc=1
+	else
+		timeout 1800 rapt-conformance --client $saddr \
+			--port $CONF_PORT -p $3 $(conf_common) \
+			--xml /tmp/$name.xml $CONF_ARGS > $log 2>&1 || rc=1
+	fi
+	# The client has quit: the server follows at once, or it hangs.
+	reap $spid 30 || rc=1
+	if [ $rc != 0 ]; then
+		tail -n 40 $slog | sed "s/^/    [$name server] /"
+		dmesg | grep -v 'siw_cm_llp_\|siw_cm_upcall\|siw_qp_' |
+			tail -n 60 | sed "s/^/    [$name dmesg] /"
+	fi
+	conf_report $name $log $rc "$t0"
+}
+
+# --- perf against perftest -------------------------------------------------
+# The VM is emulated (TCG), so only ratios count: rapt_perf and perftest
+# alternate PERF_ROUNDS times on the same devices, the medians compare.
+# A suite sets PERF_IN (server prefix), PERF_RS/PERF_RC (rapt_perf server
+# and client), PERF_PT_S/PERF_PT_C (perftest's -d and address arguments)
+# and PERF_READY (how a server shows it listens: peerport, a TCP listener
+# in netns peer (siw); cmport, an rdma_cm listener (rxe)).
+PERF_ROUNDS=3
+PERF_PORT=18600
+PERF_ITERS=2000
+PERF_BW_ITERS=2000
+
+# median of the numbers on stdin
+median() {
+	sort -n | awk '{ v[NR] = $1 } END {
+		if (!NR) { print "nan"; exit }
+		if (NR % 2) print v[(NR + 1) / 2];
+		else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# perf_run NAME "SERVER" "CLIENT" OUT PORTOPT [AGAIN]: one run, the
+# client's output in OUT; PORTOPT names the port option (rapt_perf -P,
+# perftest -p).  AGAIN=1 (perftest, the reference, not what is tested):
+# a refused first try runs once more, and says so.
+perf_run() {
+	local name=$1 srv=$2 cli=$3 out=$4 po=$5 again=${6:-0} spid rc=0
+	PERF_PORT=$((PERF_PORT + 1))
+	timeout 120 $PERF_IN $srv $po $PERF_PORT > /tmp/$name.srv 2>&1 &
+	spid=$!
+	wait_for /tmp/$name.srv $PERF_READY:$PERF_PORT $spid
+	timeout 120 $cli $po $PERF_PORT > $out 2>&1 || rc=1
+	if [ $rc != 0 ] && [ "$again" = 1 ]; then
+		kill $spid 2>/dev/null
+		wait $spid
+		info "$name: $(grep -m 1 -i 'error\|fail' $out): once more"
+		perf_run "$name" "$srv" "$cli" "$out" "$po"
+		return
+	fi
+	wait $spid || rc=1
+	[ $rc = 0 ] || show "$name" /tmp/$name.srv $out
+	return $rc
+}
+
+# rapt_field FILE KEY: a number from rapt_perf's JSON line
+rapt_field() {
+	sed -n "s/.*\"$2\":\\([0-9.]*\\).*/\\1/p" $1 | tail -n 1
+}
+
+# pt_col FILE COL: column COL of perftest's result line (the first line
+# that starts with a byte count)
+pt_col() {
+	awk -v c=$2 '$1 ~ /^[0-9]+$/ && NF >= c { print $c; exit }' $1
+}
+
+# perf_report NAME UNIT RAPT PT KIND(lat|bw): a "RAPTVM PERF" line
+perf_report() {
+	local name=$1 unit=$2 r=$3 p=$4 kind=$5 ratio verdict target
+	ratio=$(awk -v a="$r" -v b="$p" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "nan" }')
+	if [ $kind = lat ]; then
+		target="<= 1.10"
+		verdict=$(awk -v x="$ratio" 'BEGIN { print (x != "nan" && x <= 1.10) ? "PASS" : "MISS" }')
+	else
+		target=">= 0.90"
+		verdict=$(awk -v x="$ratio" 'BEGIN { print (x != "nan" && x >= 0.90) ? "PASS" : "MISS" }')
+	fi
+	echo "RAPTVM PERF $name rapt=$r perftest=$p $unit ratio=$ratio target$target $verdict"
+}
+
+# pt_left_out NAME: perftest is the yardstick, not what is tested: a run
+# of it that failed twice (on a starved host ib_read_lat has ended with a
+# flushed completion) is shown above and left out of its median; a pair
+# with no perftest figure at all fails.
+pt_left_out() {
+	info "$1 failed twice: left out of the median"
+}
+
+perf_pair_lat() {	# perf_pair_lat NAME RAPT_TEST PT_PROG HALVE
+	local name=$1 test=$2 pt=$3 halve=$4 i t0 rc=0
+	: > /tmp/$name.rapt.v
+	: > /tmp/$name.pt.v
+	t0=$(now)
+	for i in $(seq $PERF_ROUNDS); do
+		if perf_run ${name}_rapt "$PERF_RS -t $test -s 8 -n $PERF_ITERS" \
+			"$PERF_RC -t $test -s 8 -n $PERF_ITERS" /tmp/$name.rapt.out -P; then
+			rapt_field /tmp/$name.rapt.out rtt_med_us |
+				awk -v h=$halve '{ printf "%.2f\n", h ? $1 / 2 : $1 }' \
+				>> /tmp/$name.rapt.v
+		else
+			rc=1
+		fi
+		if perf_run ${name}_pt "$pt -R $PERF_PT_S -s 8 -n $PERF_ITERS" \
+			"$pt -R $PERF_PT_C -s 8 -n $PERF_ITERS" \
+			/tmp/$name.pt.out -p 1; then
+			pt_col /tmp/$name.pt.out 5 >> /tmp/$name.pt.v
+		else
+			pt_left_out ${name}_pt
+		fi
+	done
+	[ -s /tmp/$name.pt.v ] || rc=1	# no yardstick at all
+	perf_report $name us "$(median < /tmp/$name.rapt.v)" \
+		"$(median < /tmp/$name.pt.v)" lat
+	result perf_$name $rc "$t0"
+}
+
+perf_pair_bw() {	# perf_pair_bw NAME
+	local name=$1 i t0 rc=0
+	: > /tmp/$name.rapt.v
+	: > /tmp/$name.pt.v
+	t0=$(now)
+	for i in $(seq $PERF_ROUNDS); do
+		if perf_run ${name}_rapt "$PERF_RS -t bw_write -s 65536 -n $PERF_BW_ITERS" \
+			"$PERF_RC -t bw_write -s 65536 -n $PERF_BW_ITERS" \
+			/tmp/$name.rapt.out -P; then
+			rapt_field /tmp/$name.rapt.out MBps >> /tmp/$name.rapt.v
+		else
+			rc=1
+		fi
+		if perf_run ${name}_pt "ib_write_bw -R $PERF_PT_S -s 65536 -n $PERF_BW_ITERS" \
+			"ib_write_bw -R $PERF_PT_C -s 65536 -n $PERF_BW_ITERS" \
+			/tmp/$name.pt.out -p 1; then
+			pt_col /tmp/$name.pt.out 4 >> /tmp/$name.pt.v
+		else
+			pt_left_out ${name}_pt
+		fi
+	done
+	[ -s /tmp/$name.pt.v ] || rc=1	# no yardstick at all
+	perf_report $name MB/s "$(median < /tmp/$name.rapt.v)" \
+		"$(median < /tmp/$name.pt.v)" bw
+	result perf_$name $rc "$t0"
+}
+
+# --- foreign peers -----------------------------------------------------------
+# rdma-core's own rdma_cm programs (rdmacm-utils), which no one here
+# wrote, against rapt_cm_peer, which speaks their protocols through rapt.
+FOREIGN_PORT=7600
+CM_PEER=rapt_cm_peer
+
+# foreign_pair IA TAG PEER_IN PEER_ADDR RAPT_ADDR READY [BIND]: the six
+# tests of one rapt IA; the rdma-core program runs with prefix PEER_IN at
+# PEER_ADDR; READY is how its server shows it listens (peerport: a TCP
+# listener in netns peer, siw; cmport: an rdma_cm listener, any device);
+# BIND=1: its servers bind PEER_ADDR (else the wildcard of their netns)
+foreign_pair() {
+	local ia=$1 tag=$2 in=$3 pa=$4 ra=$5 ready=$6 p bs= bb=
+	[ "${7:-0}" = 1 ] && { bs="-s $pa"; bb="-b $pa"; }
+
+	p=$((FOREIGN_PORT += 10))
+	srv_cli rping_srv_rapt_cli_$tag 60 $ready:$p \
+		"$in rping -s -a $pa -p $p -v" \
+		"$CM_PEER -i $ia -m rping -c $pa -p $p -C 10"
+	srv_cli rapt_srv_rping_cli_$tag 60 listening \
+		"$CM_PEER -i $ia -m rping -s -p $((p + 1)) -C 10" \
+		"$in rping -c -a $ra -p $((p + 1)) -C 10 -V -v"
+	srv_cli rdma_server_rapt_cli_$tag 60 $ready:$((p + 2)) \
+		"$in rdma_server $bs -p $((p + 2))" \
+		"$CM_PEER -i $ia -m rdma -c $pa -p $((p + 2))"
+	srv_cli rapt_srv_rdma_client_$tag 60 listening \
+		"$CM_PEER -i $ia -m rdma -s -p $((p + 3))" \
+		"$in rdma_client -s $ra -p $((p + 3))"
+	srv_cli ucmatose_srv_rapt_cli_$tag 60 $ready:$((p + 4)) \
+		"$in ucmatose $bb -p $((p + 4))" \
+		"$CM_PEER -i $ia -m ucmatose -c $pa -p $((p + 4))"
+	srv_cli rapt_srv_ucmatose_cli_$tag 60 listening \
+		"$CM_PEER -i $ia -m ucmatose -s -p $((p + 5))" \
+		"$in ucmatose -s $ra -p $((p + 5))"
+}
