@@ -42,8 +42,8 @@
 #define CM_RTR_WAIT_MS		10000	/* reply sent, RTR due */
 
 #define CM_FIN_WAIT_MS		2000	/* our FIN sent, theirs due */
-#define CM_NUDGE_FIRST_NS	1000000ull /* RTR sent: first repeat */
-#define CM_NUDGE_MAX		3	/* repeats: 1, 8, 64 ms after it */
+#define CM_NUDGE_FIRST_NS	200000000ull /* RTR sent: its repeat */
+#define CM_NUDGE_MAX		1	/* timed repeats */
 #define CM_REFUSE_WAIT_MS	200	/* refused: its request due */
 
 #define CM_NS_PER_MS		1000000ull

@@ -209,12 +209,14 @@ void tcp_cm_rtr_arrived(struct tcp_ep *ep)
  * more bytes come, its passive side never hears ESTABLISHED, and when the
  * connection then closes, iw_cm hits a BUG() (a CLOSE while it still
  * waits for ESTABLISHED: the kernel's workqueue thread dies).  A quick
- * initiator (ours, in user space) hits that window.  So, until the peer
- * has sent an FPDU, the active side repeats the RTR as a zero-length RDMA
- * Write (a no-op for any responder, RFC 5040: nothing placed) 1, 8 and
- * 64 ms after it, and once more before its FIN.  A connection whose
- * responder speaks first costs nothing; one whose responder never speaks
- * costs three 24-byte frames.
+ * initiator (ours, in user space) hits that window.  So, unless the peer
+ * has sent an FPDU by then, the active side repeats the RTR as a
+ * zero-length RDMA Write (a no-op for any responder, RFC 5040: nothing
+ * placed) 200 ms after it, and once more before its FIN.  Not sooner and
+ * not more often: a repeat that reaches a siw QP already closing stays
+ * unread, and siw's socket then ends with an RST instead of a FIN (seen
+ * as BROKEN here when the passive side disconnected within a few ms of
+ * ESTABLISHED and the repeats came every few ms).
  */
 void tcp_cm_nudge_start(struct tcp_ep *ep)
 {
