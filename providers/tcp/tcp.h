@@ -267,8 +267,9 @@ struct tcp_ep {
 	bool mpa_rev1;			/* peer spoke rev 1 */
 	bool sends_held;		/* rev 1 passive: hold until 1st FPDU */
 	uint8_t rtr;			/* TCP_MPA_RTR_WRITE or _READ, or 0 */
-	uint8_t rtr_nudges;		/* tcp_conn.c: active side, RTR sent:
-					 * 1 + repeats sent; 0: none due */
+	bool rtr_repeat_timed;		/* tcp_conn.c: active side, the RTR's
+					 * repeat 200 ms after it is due */
+	bool rtr_repeat_close;		/* ... and the one before our FIN */
 	uint16_t ird, ord;		/* negotiated */
 	uint32_t max_ulpdu;		/* ULPDU bytes (DDP/RDMAP header and
 					 * payload) per FPDU so that one FPDU

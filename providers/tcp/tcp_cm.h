@@ -42,8 +42,7 @@
 #define CM_RTR_WAIT_MS		10000	/* reply sent, RTR due */
 
 #define CM_FIN_WAIT_MS		2000	/* our FIN sent, theirs due */
-#define CM_NUDGE_FIRST_NS	200000000ull /* RTR sent: its repeat */
-#define CM_NUDGE_MAX		1	/* timed repeats */
+#define CM_RTR_REPEAT_NS	200000000ull /* RTR sent: its repeat */
 #define CM_REFUSE_WAIT_MS	200	/* refused: its request due */
 
 #define CM_NS_PER_MS		1000000ull

@@ -220,37 +220,32 @@ void tcp_cm_rtr_arrived(struct tcp_ep *ep)
  */
 void tcp_cm_nudge_start(struct tcp_ep *ep)
 {
-	ep->rtr_nudges = 1;	/* 0: not the RTR's sender */
-	rapt_timer_arm(ep->ia->eng, &ep->timer, CM_NUDGE_FIRST_NS);
+	ep->rtr_repeat_timed = ep->rtr_repeat_close = true;
+	rapt_timer_arm(ep->ia->eng, &ep->timer, CM_RTR_REPEAT_NS);
 }
 
 /**
- * tcp_cm_nudge - send a last RTR repeat before a graceful close
+ * tcp_cm_nudge - send the RTR's last repeat before a graceful close
  * @ep: the EP, locked, CLOSING
  *
- * Return: true if one went to the transmit path (which sends the FIN
+ * Return: true if it went to the transmit path (which sends the FIN
  * after it).
  */
 bool tcp_cm_nudge(struct tcp_ep *ep)
 {
-	if (!ep->rtr_nudges || tcp_rx_heard(ep))
-		return false;
-	ep->rtr_nudges = 0;	/* nothing after this one */
-	return !tcp_tx_rtr(ep, TCP_MPA_RTR_WRITE);
+	bool due = ep->rtr_repeat_close && !tcp_rx_heard(ep);
+
+	ep->rtr_repeat_timed = ep->rtr_repeat_close = false;
+	return due && !tcp_tx_rtr(ep, TCP_MPA_RTR_WRITE);
 }
 
-/* The timer of an RTS EP: the next RTR repeat. */
+/* The timer of an RTS EP: the RTR's timed repeat. */
 static void cm_nudge_timer(struct tcp_ep *ep)
 {
-	uint8_t n = ep->rtr_nudges;
-
-	if (!n || n > CM_NUDGE_MAX || tcp_rx_heard(ep))
+	if (!ep->rtr_repeat_timed || tcp_rx_heard(ep))
 		return;
+	ep->rtr_repeat_timed = false;
 	(void)tcp_tx_rtr(ep, TCP_MPA_RTR_WRITE);
-	ep->rtr_nudges = (uint8_t)(n + 1);
-	if (n < CM_NUDGE_MAX)
-		rapt_timer_arm(ep->ia->eng, &ep->timer,
-			       CM_NUDGE_FIRST_NS << (3 * n));
 }
 
 /* Graceful close, sends drained: send our FIN, wait (bounded) for theirs. */

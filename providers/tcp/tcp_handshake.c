@@ -205,7 +205,7 @@ static int cm_negotiate_reply(struct tcp_ep *ep, const struct tcp_mpa_frame *f)
 	ep->crc = f->crc || ep->ia->crc_request;
 	ep->mpa_rev1 = f->rev == TCP_MPA_REV1;
 	ep->rtr = 0;
-	ep->rtr_nudges = 0;
+	ep->rtr_repeat_timed = ep->rtr_repeat_close = false;
 	if (!f->enhanced) {
 		ep->ird = (uint16_t)ep->attr.rdma_read_in;
 		ep->ord = (uint16_t)ep->attr.rdma_read_out;
@@ -394,7 +394,7 @@ static void cm_negotiate_request(struct tcp_ep *ep, const struct tcp_cr *cr,
 	ep->crc = cr->crc || ep->ia->crc_request;
 	ep->mpa_rev1 = cr->rev == TCP_MPA_REV1;
 	ep->rtr = 0;
-	ep->rtr_nudges = 0;
+	ep->rtr_repeat_timed = ep->rtr_repeat_close = false;
 	ep->cm->p2p = false;
 	ep->ird = (uint16_t)ep->attr.rdma_read_in;
 	ep->ord = (uint16_t)ep->attr.rdma_read_out;
