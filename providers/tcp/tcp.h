@@ -97,7 +97,18 @@ struct tcp_ia {
 	bool crc_request;		/* ask peers for CRC32c */
 	uint32_t nep;
 	_Atomic uint32_t nparked;	/* EPs parked (tcp_park.c) */
+	struct rapt_list late;		/* held closes (tcp_late.c), under
+					 * the lock */
+	uint32_t nlate;
 };
+
+/* tcp_late.c: closes held back, owned by the IA. */
+#define TCP_LATE_FRAME_MAX	32	/* a zero-length Write FPDU: 20 */
+#define TCP_LATE_MAX		256	/* held at once per IA; then now */
+void tcp_late_close(struct tcp_ia *ia, int fd, const void *frame, size_t len,
+		    uint64_t delay_ns, bool abort);
+void tcp_late_disarm(struct tcp_ia *ia);
+void tcp_late_flush(struct tcp_ia *ia);
 
 /* A PZ: only its address matters.  An STag serves an EP only if both
  * were made in the same PZ (tcp_mem.c). */
@@ -270,6 +281,11 @@ struct tcp_ep {
 	bool rtr_repeat_timed;		/* tcp_conn.c: active side, the RTR's
 					 * repeat 200 ms after it is due */
 	bool rtr_repeat_close;		/* ... and the one before our FIN */
+	bool fin_held;			/* CLOSING: FIN waits for the RTR's
+					 * settle time (tcp_conn.c) */
+	bool consumer_close;		/* the consumer ends it (disconnect,
+					 * free): the settle time holds */
+	uint64_t rtr_at_ns;		/* when the RTR was queued */
 	uint16_t ird, ord;		/* negotiated */
 	uint32_t max_ulpdu;		/* ULPDU bytes (DDP/RDMAP header and
 					 * payload) per FPDU so that one FPDU
@@ -377,6 +393,7 @@ void tcp_tx_progress(struct tcp_ep *ep);
 /* Send a Terminate, then fail the connection. */
 void tcp_tx_terminate(struct tcp_ep *ep, const struct tcp_term *t);
 bool tcp_tx_idle(struct tcp_ep *ep);
+bool tcp_tx_at_fpdu_end(const struct tcp_ep *ep);
 
 /* tcp_rx.c: read and process what the socket has; with ep->lock held.
  * Returns the number of events pushed (>= 0). */

@@ -43,6 +43,8 @@
 
 #define CM_FIN_WAIT_MS		2000	/* our FIN sent, theirs due */
 #define CM_RTR_REPEAT_NS	200000000ull /* RTR sent: its repeat */
+#define CM_RTR_SETTLE_NS	20000000ull /* RTR sent, peer silent: no FIN
+					     * or RST before (tcp_conn.c) */
 #define CM_REFUSE_WAIT_MS	200	/* refused: its request due */
 
 #define CM_NS_PER_MS		1000000ull
@@ -187,7 +189,8 @@ void tcp_cm_shutdown(struct tcp_ep *ep);
 void tcp_ep_io(struct rapt_io *io, uint32_t events);
 void tcp_ep_timeout(struct rapt_timer *t);
 void tcp_cm_nudge_start(struct tcp_ep *ep);
-bool tcp_cm_nudge(struct tcp_ep *ep);
+void tcp_cm_close_graceful(struct tcp_ep *ep);
+
 
 /* tcp_park.c */
 void tcp_cm_set_parked(struct tcp_ep *ep, bool parked);

@@ -102,9 +102,123 @@ void tcp_cm_event(struct tcp_ep *ep, uint32_t type, uint32_t reason,
 	rapt_prov_ep_event(ep->cep, &ce);
 }
 
+/*
+ * Repeating the RTR, and holding the close back.  Linux's siw as responder
+ * loses an RTR that arrives between its MPA Reply going out and its
+ * switching the socket to the RTR wait (siw_accept(), at least up to
+ * 6.1): the RTR sits unread until more bytes come, its passive side never
+ * hears ESTABLISHED, and when the connection then closes, iw_cm hits a
+ * BUG() (a CLOSE while it still waits for ESTABLISHED: the kernel's
+ * workqueue thread dies, and the machine with it).  A quick initiator
+ * (ours, in user space) hits that window.  So, while the peer has sent no
+ * FPDU, the active side
+ *   - repeats the RTR as a zero-length RDMA Write (a no-op for any
+ *     responder, RFC 5040: nothing placed) 200 ms after it;
+ *   - sends neither FIN nor RST sooner than CM_RTR_SETTLE_NS after it,
+ *     and repeats the RTR right before either.  A graceful close waits
+ *     on the EP's timer (CLOSING, fin_held); an abortive one, or an EP
+ *     freed meanwhile, reports at once and leaves the socket to
+ *     tcp_late.c.
+ * Not more often: a repeat that reaches a siw QP already closing stays
+ * unread, and siw's socket then ends with an RST instead of a FIN (seen
+ * as BROKEN here when the passive side disconnected within a few ms of
+ * ESTABLISHED and the repeats came every few ms).
+ */
+void tcp_cm_nudge_start(struct tcp_ep *ep)
+{
+	ep->rtr_repeat_timed = ep->rtr_repeat_close = true;
+	ep->rtr_at_ns = rapt_now_ns();
+	rapt_timer_arm(ep->ia->eng, &ep->timer, CM_RTR_REPEAT_NS);
+}
+
+/* How long a close must still wait for the RTR's settle time; 0: none. */
+static uint64_t cm_settle_left(const struct tcp_ep *ep)
+{
+	uint64_t now, end;
+
+	if (!ep->rtr_repeat_close || tcp_rx_heard(ep))
+		return 0;
+	now = rapt_now_ns();
+	end = ep->rtr_at_ns + CM_RTR_SETTLE_NS;
+	return end > now ? end - now : 0;
+}
+
+/*
+ * The RTR's last repeat, before a graceful close.  Return: true if it went
+ * to the transmit path (which sends the FIN after it).
+ */
+static bool cm_nudge(struct tcp_ep *ep)
+{
+	bool due = ep->rtr_repeat_close && !tcp_rx_heard(ep);
+
+	ep->rtr_repeat_timed = ep->rtr_repeat_close = false;
+	return due && !tcp_tx_rtr(ep, TCP_MPA_RTR_WRITE);
+}
+
+/* The FIN is free to go: the RTR's repeat first, then the FIN once the
+ * sends have drained. */
+static void cm_fin_go(struct tcp_ep *ep)
+{
+	ep->fin_held = false;
+	if (!cm_nudge(ep) && tcp_tx_idle(ep))
+		tcp_cm_shutdown(ep);
+}
+
+/**
+ * tcp_cm_close_graceful - start a graceful close
+ * @ep: the EP, locked, in RTS
+ *
+ * The send queue drains, then our FIN; the RTR's settle time may hold the
+ * FIN back a little.
+ */
+void tcp_cm_close_graceful(struct tcp_ep *ep)
+{
+	uint64_t left = cm_settle_left(ep);
+
+	tcp_ep_set_state(ep, TCP_EP_CLOSING);
+	if (!left) {
+		cm_fin_go(ep);
+		return;
+	}
+	ep->fin_held = true;
+	rapt_timer_arm(ep->ia->eng, &ep->timer, left);
+}
+
+/*
+ * A close the consumer asked for while the RTR's repeat is still owed:
+ * the repeat and the FIN or RST wait in tcp_late.c for the rest of the
+ * settle time.  False if it cannot (the socket closes now, as asked).
+ */
+static bool cm_close_late(struct tcp_ep *ep, bool abort)
+{
+	uint8_t frame[TCP_LATE_FRAME_MAX];
+	uint64_t left = cm_settle_left(ep);
+	int fd, n = 0;
+
+	if (!ep->consumer_close || ep->io.fd < 0 || !ep->rtr_repeat_close ||
+	    tcp_rx_heard(ep))
+		return false;
+	fd = dup(ep->io.fd);
+	if (fd < 0)
+		return false;
+	/* A repeat only where an FPDU ends: else the close alone. */
+	if (tcp_tx_at_fpdu_end(ep))
+		n = tcp_fpdu_build_rtr(TCP_MPA_RTR_WRITE, 0, ep->crc, frame,
+				       sizeof(frame));
+	ep->rtr_repeat_timed = ep->rtr_repeat_close = false;
+	tcp_late_close(ep->ia, fd, frame, n > 0 ? (size_t)n : 0, left,
+		       abort);
+	return true;
+}
+
 /* Take the socket off the engine and close it (RST if @abort). */
 void tcp_cm_close(struct tcp_ep *ep, bool abort)
 {
+	/* Then the FIN or RST is tcp_late.c's, on a dup: closing this fd
+	 * alone sends nothing. */
+	if (cm_close_late(ep, abort))
+		abort = false;
+	ep->fin_held = false;
 	rapt_timer_cancel(ep->ia->eng, &ep->timer);
 	rapt_timer_cancel(ep->ia->eng, &ep->park);
 	tcp_cm_set_parked(ep, false);
@@ -202,43 +316,6 @@ void tcp_cm_rtr_arrived(struct tcp_ep *ep)
 	tcp_cm_event(ep, RAPT_EV_ESTABLISHED, 0, 0, NULL, 0, 0);
 }
 
-/*
- * Repeating the RTR.  Linux's siw as responder loses an RTR that arrives
- * between its MPA Reply going out and its switching the socket to the
- * RTR wait (siw_accept(), at least up to 6.1): the RTR sits unread until
- * more bytes come, its passive side never hears ESTABLISHED, and when the
- * connection then closes, iw_cm hits a BUG() (a CLOSE while it still
- * waits for ESTABLISHED: the kernel's workqueue thread dies).  A quick
- * initiator (ours, in user space) hits that window.  So, unless the peer
- * has sent an FPDU by then, the active side repeats the RTR as a
- * zero-length RDMA Write (a no-op for any responder, RFC 5040: nothing
- * placed) 200 ms after it, and once more before its FIN.  Not sooner and
- * not more often: a repeat that reaches a siw QP already closing stays
- * unread, and siw's socket then ends with an RST instead of a FIN (seen
- * as BROKEN here when the passive side disconnected within a few ms of
- * ESTABLISHED and the repeats came every few ms).
- */
-void tcp_cm_nudge_start(struct tcp_ep *ep)
-{
-	ep->rtr_repeat_timed = ep->rtr_repeat_close = true;
-	rapt_timer_arm(ep->ia->eng, &ep->timer, CM_RTR_REPEAT_NS);
-}
-
-/**
- * tcp_cm_nudge - send the RTR's last repeat before a graceful close
- * @ep: the EP, locked, CLOSING
- *
- * Return: true if it went to the transmit path (which sends the FIN
- * after it).
- */
-bool tcp_cm_nudge(struct tcp_ep *ep)
-{
-	bool due = ep->rtr_repeat_close && !tcp_rx_heard(ep);
-
-	ep->rtr_repeat_timed = ep->rtr_repeat_close = false;
-	return due && !tcp_tx_rtr(ep, TCP_MPA_RTR_WRITE);
-}
-
 /* The timer of an RTS EP: the RTR's timed repeat. */
 static void cm_nudge_timer(struct tcp_ep *ep)
 {
@@ -265,7 +342,8 @@ void tcp_cm_shutdown(struct tcp_ep *ep)
  */
 void tcp_cm_tx_drained(struct tcp_ep *ep)
 {
-	if (ep->state == TCP_EP_CLOSING && !ep->cm->wr_shut && ep->io.fd >= 0)
+	if (ep->state == TCP_EP_CLOSING && !ep->cm->wr_shut &&
+	    !ep->fin_held && ep->io.fd >= 0)
 		tcp_cm_shutdown(ep);
 }
 
@@ -363,6 +441,10 @@ void tcp_ep_timeout(struct rapt_timer *t)
 		cm_nudge_timer(ep);
 		break;
 	case TCP_EP_CLOSING:
+		if (ep->fin_held) {
+			cm_fin_go(ep);
+			break;
+		}
 		/* No FIN from the peer in time: give up with an RST. */
 		tcp_cm_end(ep, true, RAPT_EV_DISCONNECTED, 0, RAPT_ETIMEDOUT,
 			   NULL, 0);

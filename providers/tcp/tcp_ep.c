@@ -147,9 +147,13 @@ static void ep_teardown(void *arg)
 
 	pthread_mutex_lock(&ep->lock);
 	ep->freeing = true;
-	/* Our FIN is out after every byte we sent: let TCP finish that
-	 * close (an RST would drop what is still unacknowledged). */
-	tcp_cm_close(ep, !(ep->state == TCP_EP_CLOSING && ep->cm->wr_shut));
+	ep->consumer_close = true;
+	/* Our FIN is out after every byte we sent, or only held back for
+	 * the RTR's settle time: let TCP finish that close (an RST would
+	 * drop what is still unacknowledged). */
+	tcp_cm_close(ep, !(ep->state == TCP_EP_CLOSING &&
+			   (ep->cm->wr_shut ||
+			    (ep->fin_held && tcp_tx_idle(ep)))));
 	tcp_ep_set_state(ep, TCP_EP_CLOSED);
 	pthread_mutex_unlock(&ep->lock);
 }
@@ -352,7 +356,8 @@ err:
  *
  * Graceful: the send queue drains, then our FIN; DISCONNECTED when the
  * peer's FIN arrives (or CM_FIN_WAIT_MS later, with an RST).  Abrupt, or
- * a connection not yet established: an RST now.  Either way every WR is
+ * a connection not yet established: DISCONNECTED now, and an RST (held
+ * back for the RTR's settle time, tcp_conn.c).  Either way every WR is
  * flushed before DISCONNECTED.
  *
  * Return: 0.
@@ -366,11 +371,10 @@ int tcp_ep_disconnect(void *pep, uint32_t flags, const void *pdata,
 	if (!tcp_cm_open(ep))
 		goto out;	/* the outcome is already reported */
 	if (ep->state == TCP_EP_RTS && !(flags & RAPT_CLOSE_ABRUPT)) {
-		tcp_ep_set_state(ep, TCP_EP_CLOSING);
-		if (!tcp_cm_nudge(ep) && tcp_tx_idle(ep))
-			tcp_cm_shutdown(ep);
+		tcp_cm_close_graceful(ep);
 	} else if (ep->state != TCP_EP_CLOSING ||
 		   (flags & RAPT_CLOSE_ABRUPT)) {
+		ep->consumer_close = true;
 		tcp_cm_end(ep, true, RAPT_EV_DISCONNECTED, 0, 0, NULL, 0);
 	}
 out:

@@ -181,6 +181,7 @@ static int tcp_ia_open(void *prov, const char *device, uint32_t port,
 	ia->cia = cia;
 	ia->crc_request = env_crc_request();
 	pthread_mutex_init(&ia->lock, NULL);
+	rapt_list_init(&ia->late);
 	ret = tcp_stags_create(&ia->stags);
 	if (ret)
 		goto err_lock;
@@ -205,7 +206,9 @@ static int tcp_ia_close(void *pia)
 {
 	struct tcp_ia *ia = pia;
 
+	tcp_late_disarm(ia);
 	rapt_engine_stop(ia->eng);
+	tcp_late_flush(ia);
 	tcp_stags_destroy(ia->stags);
 	pthread_mutex_destroy(&ia->lock);
 	free(ia);

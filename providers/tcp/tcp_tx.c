@@ -1119,6 +1119,18 @@ bool tcp_tx_idle(struct tcp_ep *ep)
 	       (tx->sq_next == ep->sq.tail || !sq_may_run(ep));
 }
 
+/**
+ * tcp_tx_at_fpdu_end - whether what the socket got so far ends an FPDU
+ * @ep: the EP, locked
+ *
+ * A batch holds whole FPDUs: only one written in part leaves the stream
+ * inside an FPDU.
+ */
+bool tcp_tx_at_fpdu_end(const struct tcp_ep *ep)
+{
+	return !ep->tx->pending;
+}
+
 /* ------------------------------------------------------------------ */
 /* Terminate                                                           */
 /* ------------------------------------------------------------------ */

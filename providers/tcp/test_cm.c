@@ -1777,9 +1777,19 @@ static void test_wire_inv_unknown(void)
  * A responder that loses the RTR (siw as responder can: the RTR arrives
  * before it waits for it; see tcp_conn.c) still gets one: the initiator
  * repeats it as a zero-length Write until the responder speaks, and once
- * more before its FIN.
+ * more before its FIN or RST, neither of which leaves sooner than the
+ * RTR's settle time after the RTR.
  */
-static int rtr_repeat_one(bool close_at_once)
+#define RTR_SETTLE_MS	20	/* CM_RTR_SETTLE_NS, tcp_cm.h */
+
+enum rtr_close {
+	RTR_LATE_GRACEFUL,	/* the timed repeat, then a graceful close */
+	RTR_AT_ONCE_GRACEFUL,	/* closes right after ESTABLISHED: */
+	RTR_AT_ONCE_ABRUPT,
+	RTR_AT_ONCE_FREE,
+};
+
+static int rtr_repeat_one(enum rtr_close how)
 {
 	uint8_t b[64];
 	struct rapt_event ev;
@@ -1787,6 +1797,7 @@ static int rtr_repeat_one(bool close_at_once)
 	struct side s;
 	uint16_t port;
 	int lfd = plain_listen(&port), fd, frames = 0;
+	uint64_t t_reply;
 	ssize_t n;
 
 	T(lfd >= 0);
@@ -1795,33 +1806,97 @@ static int rtr_repeat_one(bool close_at_once)
 	TOK(rapt_ep_connect(ep, lo_addr(), port, NULL, 0, 5000000));
 	fd = accept(lfd, NULL, NULL);
 	T(fd >= 0 && read_full(fd, b, 28) == 28);
-	/* Echo A, pick the Write RTR. */
+	/* Echo A, pick the Write RTR.  The RTR leaves after this. */
+	t_reply = now_ms();
 	T(write(fd, b, mpa_frame(b, false, 0x10, 2, 0x8001, 0x8001, NULL,
 				 0)) == 24);
 	T(read_full(fd, b, 20) == 20 && !memcmp(b, rtr, 20));
 	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
-	if (!close_at_once) {
+	switch (how) {
+	case RTR_LATE_GRACEFUL:
 		/* "Lost": nothing from us; the repeat comes by itself. */
 		T(read_full(fd, b, 20) == 20 && !memcmp(b, rtr, 20));
+		TOK(rapt_ep_disconnect(ep, RAPT_CLOSE_GRACEFUL, NULL, 0));
+		break;
+	case RTR_AT_ONCE_GRACEFUL:
+		TOK(rapt_ep_disconnect(ep, RAPT_CLOSE_GRACEFUL, NULL, 0));
+		break;
+	case RTR_AT_ONCE_ABRUPT:
+		TOK(rapt_ep_disconnect(ep, RAPT_CLOSE_ABRUPT, NULL, 0));
+		/* Reported now; only the RST waits. */
+		T(!ev_wait(&s, RAPT_EV_DISCONNECTED, &ev));
+		break;
+	case RTR_AT_ONCE_FREE:
+		TOK(rapt_ep_free(ep));
+		ep = NULL;
+		break;
 	}
-	TOK(rapt_ep_disconnect(ep, 0, NULL, 0));
-	/* Until our FIN: whole RTR frames only, at least one of them. */
+	/* Until our FIN or RST: whole RTR frames only, at least one. */
 	while ((n = read_full(fd, b, 20)) == 20) {
 		T(!memcmp(b, rtr, 20));
 		frames++;
 	}
-	T(n == 0 && frames >= 1);
+	T(frames >= 1);
+	if (how == RTR_LATE_GRACEFUL || how == RTR_AT_ONCE_GRACEFUL)
+		T(n == 0);				/* a FIN */
+	else
+		T(n < 0 && errno == ECONNRESET);	/* an RST */
+	T(now_ms() - t_reply >= RTR_SETTLE_MS - 1);
 	close(fd);
-	T(!ev_wait(&s, RAPT_EV_DISCONNECTED, &ev));
-	TOK(rapt_ep_free(ep));
+	if (how == RTR_LATE_GRACEFUL || how == RTR_AT_ONCE_GRACEFUL)
+		T(!ev_wait(&s, RAPT_EV_DISCONNECTED, &ev));
+	if (ep)
+		TOK(rapt_ep_free(ep));
 	close(lfd);
 	return side_close(&s);
 }
 
 static void test_rtr_repeat(void)
 {
-	CU_ASSERT_EQUAL(rtr_repeat_one(false), 0);
-	CU_ASSERT_EQUAL(rtr_repeat_one(true), 0);
+	CU_ASSERT_EQUAL(rtr_repeat_one(RTR_LATE_GRACEFUL), 0);
+	CU_ASSERT_EQUAL(rtr_repeat_one(RTR_AT_ONCE_GRACEFUL), 0);
+	CU_ASSERT_EQUAL(rtr_repeat_one(RTR_AT_ONCE_ABRUPT), 0);
+	CU_ASSERT_EQUAL(rtr_repeat_one(RTR_AT_ONCE_FREE), 0);
+}
+
+/*
+ * Closing the IA right after an abortive close: the held RST still waits
+ * for the settle time, its repeat before it.
+ */
+static int rtr_settle_ia_close(void)
+{
+	uint8_t b[64];
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	struct side s;
+	uint16_t port;
+	int lfd = plain_listen(&port), fd;
+	uint64_t t_reply;
+
+	T(lfd >= 0);
+	T(!side_open(&s));
+	T(!ep_new(&s, 0, &ep));
+	TOK(rapt_ep_connect(ep, lo_addr(), port, NULL, 0, 5000000));
+	fd = accept(lfd, NULL, NULL);
+	T(fd >= 0 && read_full(fd, b, 28) == 28);
+	t_reply = now_ms();
+	T(write(fd, b, mpa_frame(b, false, 0x10, 2, 0x8001, 0x8001, NULL,
+				 0)) == 24);
+	T(read_full(fd, b, 20) == 20 && !memcmp(b, rtr, 20));
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	TOK(rapt_ep_free(ep));
+	T(!side_close(&s));
+	T(now_ms() - t_reply >= RTR_SETTLE_MS - 1);
+	T(read_full(fd, b, 20) == 20 && !memcmp(b, rtr, 20));
+	T(read_full(fd, b, 20) < 0 && errno == ECONNRESET);
+	close(fd);
+	close(lfd);
+	return 0;
+}
+
+static void test_rtr_settle_ia_close(void)
+{
+	CU_ASSERT_EQUAL(rtr_settle_ia_close(), 0);
 }
 
 static const struct {
@@ -1853,6 +1928,8 @@ static const struct {
 	{ "wire: reply with an RTR not offered", test_wire_bad_rtr },
 	{ "wire: the RTR repeated until the responder speaks",
 	  test_rtr_repeat },
+	{ "wire: an IA closed at once still holds the RST for the RTR's settle time",
+	  test_rtr_settle_ia_close },
 	{ "wire: responder, P2P / siw / rev 1 / CRC", test_wire_responder },
 	{ "wire: empty foreign request and reply: raw, foreign",
 	  test_wire_foreign_empty },
