@@ -48,6 +48,7 @@
 /* rdma_listen() backlog: rapt's counters decide; the kernel's only has
  * to hold the requests the engine has not read yet. */
 #define VB_LISTEN_BACKLOG	256
+#define VB_LISTEN_ANY_TRIES	16	/* EADDRINUSE on a port the CM picked */
 /* How often undecided requests are checked for a requester that left. */
 #define VB_REQ_CHECK_NS		100000000ull
 
@@ -1061,32 +1062,58 @@ struct psp_args {
 	int ret;
 };
 
+/*
+ * Listen on @port (0: one the CM picks).  Return: 0 or an errno value.
+ * On failure psp->id is destroyed and the error message set.
+ */
+static int psp_listen(struct vb_psp *psp, struct sockaddr_storage *ss,
+		      uint16_t port)
+{
+	int err;
+
+	rapt_sockaddr_set_port((struct sockaddr *)ss, port);
+	if (rdma_create_id(psp->ia->cmch, &psp->id, psp, RDMA_PS_TCP)) {
+		err = errno;
+		rapt_prov_set_error("%s: rdma_create_id: %s", vb_tp->name,
+				    strerror(err));
+		return err;
+	}
+	if (rdma_bind_addr(psp->id, (struct sockaddr *)ss) ||
+	    rdma_listen(psp->id, VB_LISTEN_BACKLOG)) {
+		err = errno;
+		rapt_prov_set_error("%s: listening on port %u: %s",
+				    vb_tp->name,
+				    rapt_sockaddr_port((struct sockaddr *)ss),
+				    strerror(err));
+		rdma_destroy_id(psp->id);
+		return err;
+	}
+	return 0;
+}
+
 static void psp_call(void *arg)
 {
 	struct psp_args *a = arg;
 	struct vb_psp *psp = a->psp;
 	struct sockaddr_storage ss = psp->ia->addr;
+	unsigned int tries = 0;
 	int err;
 
 	if (a->attr && a->attr->bind_addr.ss_family != AF_UNSPEC)
 		ss = a->attr->bind_addr;
-	rapt_sockaddr_set_port((struct sockaddr *)&ss, a->sid == RAPT_SERVICE_ID_ANY ? 0 :
-		       (uint16_t)a->sid);
-	if (rdma_create_id(psp->ia->cmch, &psp->id, psp, RDMA_PS_TCP)) {
-		err = errno;
-		rapt_prov_set_error("%s: rdma_create_id: %s", vb_tp->name,
-				    strerror(err));
-		a->ret = rapt_errno_status(err);
-		return;
+	if (a->sid != RAPT_SERVICE_ID_ANY) {
+		err = psp_listen(psp, &ss, (uint16_t)a->sid);
+	} else {
+		/* The CM picks a port free among its own IDs, but an iWARP
+		 * device (siw) then listens on a kernel TCP socket, and the
+		 * host's TCP may hold that port (another program's
+		 * connection): EADDRINUSE, which "any port" must never
+		 * answer.  The next try gets another port. */
+		do
+			err = psp_listen(psp, &ss, 0);
+		while (err == EADDRINUSE && ++tries < VB_LISTEN_ANY_TRIES);
 	}
-	if (rdma_bind_addr(psp->id, (struct sockaddr *)&ss) ||
-	    rdma_listen(psp->id, VB_LISTEN_BACKLOG)) {
-		err = errno;
-		rapt_prov_set_error("%s: listening on port %u: %s",
-				    vb_tp->name, rapt_sockaddr_port((struct sockaddr *)
-							    &ss),
-				    strerror(err));
-		rdma_destroy_id(psp->id);
+	if (err) {
 		a->ret = rapt_errno_status(err);
 		return;
 	}

@@ -187,7 +187,7 @@ t=$(date +%s.%N)
 PROVS="librapt-tcp-pv2 librapt-iwarp-pv2 librapt-ib-pv2"
 PROGS="tests/interop/iw_peer tests/interop/rapt_iw_peer
        tests/interop/rapt_cm_peer tests/interop/cm_pdata_limits
-       conformance/rapt-conformance tools/rapt_info tools/rapt_perf
+       tests/interop/psp_any_port conformance/rapt-conformance tools/rapt_info tools/rapt_perf
        examples/rapt_server examples/rapt_client"
 # shellcheck disable=SC2086
 make -s -C "$BUILD" -j"$SMP" librapt.la $(printf '%s.la ' $PROVS) $PROGS \
