@@ -95,6 +95,7 @@ struct tcp_ia {
 	char device[64];
 	struct tcp_stag_table *stags;	/* tcp_mem.c */
 	bool crc_request;		/* ask peers for CRC32c */
+	uint64_t rtr_settle_ns;		/* RAPT_TCP_RTR_SETTLE_MS */
 	uint32_t nep;
 	_Atomic uint32_t nparked;	/* EPs parked (tcp_park.c) */
 	struct rapt_list late;		/* held closes (tcp_late.c), under
@@ -107,7 +108,6 @@ struct tcp_ia {
 #define TCP_LATE_MAX		256	/* held at once per IA; then now */
 void tcp_late_close(struct tcp_ia *ia, int fd, const void *frame, size_t len,
 		    uint64_t delay_ns, bool abort);
-void tcp_late_disarm(struct tcp_ia *ia);
 void tcp_late_flush(struct tcp_ia *ia);
 
 /* A PZ: only its address matters.  An STag serves an EP only if both
@@ -400,6 +400,7 @@ bool tcp_tx_at_fpdu_end(const struct tcp_ep *ep);
 int tcp_rx_progress(struct tcp_ep *ep);
 bool tcp_rx_seasoned(const struct tcp_ep *ep);
 bool tcp_rx_heard(const struct tcp_ep *ep);
+void tcp_cm_heard(struct tcp_ep *ep);		/* tcp_conn.c */
 
 /* Completion helper (tcp_rx.c): push a DTO event for @wr on @evd. */
 void tcp_complete(struct tcp_ep *ep, struct tcp_evd *evd,

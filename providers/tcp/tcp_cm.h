@@ -44,7 +44,9 @@
 #define CM_FIN_WAIT_MS		2000	/* our FIN sent, theirs due */
 #define CM_RTR_REPEAT_NS	200000000ull /* RTR sent: its repeat */
 #define CM_RTR_SETTLE_NS	20000000ull /* RTR sent, peer silent: no FIN
-					     * or RST before (tcp_conn.c) */
+					     * or RST before (tcp_conn.c);
+					     * RAPT_TCP_RTR_SETTLE_MS */
+#define TCP_RTR_SETTLE_MAX_MS	60000u
 #define CM_REFUSE_WAIT_MS	200	/* refused: its request due */
 
 #define CM_NS_PER_MS		1000000ull

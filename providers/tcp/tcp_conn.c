@@ -114,11 +114,17 @@ void tcp_cm_event(struct tcp_ep *ep, uint32_t type, uint32_t reason,
  * FPDU, the active side
  *   - repeats the RTR as a zero-length RDMA Write (a no-op for any
  *     responder, RFC 5040: nothing placed) 200 ms after it;
- *   - sends neither FIN nor RST sooner than CM_RTR_SETTLE_NS after it,
- *     and repeats the RTR right before either.  A graceful close waits
- *     on the EP's timer (CLOSING, fin_held); an abortive one, or an EP
- *     freed meanwhile, reports at once and leaves the socket to
- *     tcp_late.c.
+ *   - sends neither FIN nor RST before the peer's first byte, or
+ *     CM_RTR_SETTLE_NS (RAPT_TCP_RTR_SETTLE_MS) after the RTR,
+ *     whichever comes first, and in the
+ *     second case repeats the RTR right before either.  A graceful close
+ *     waits on the EP's timer (CLOSING, fin_held); an abortive one, or
+ *     an EP freed meanwhile, reports at once and leaves the socket to
+ *     tcp_late.c, which watches it for that byte.
+ * A responder that is rapt's tcp provider chooses the Read RTR when it is
+ * offered (tcp_handshake.c): its zero-length Read Response is that byte,
+ * one round trip after the RTR, so between two rapt peers nothing waits
+ * for long.  siw as responder chooses the Write RTR.
  * Not more often: a repeat that reaches a siw QP already closing stays
  * unread, and siw's socket then ends with an RST instead of a FIN (seen
  * as BROKEN here when the passive side disconnected within a few ms of
@@ -139,7 +145,7 @@ static uint64_t cm_settle_left(const struct tcp_ep *ep)
 	if (!ep->rtr_repeat_close || tcp_rx_heard(ep))
 		return 0;
 	now = rapt_now_ns();
-	end = ep->rtr_at_ns + CM_RTR_SETTLE_NS;
+	end = ep->rtr_at_ns + ep->ia->rtr_settle_ns;
 	return end > now ? end - now : 0;
 }
 
@@ -182,6 +188,20 @@ void tcp_cm_close_graceful(struct tcp_ep *ep)
 	}
 	ep->fin_held = true;
 	rapt_timer_arm(ep->ia->eng, &ep->timer, left);
+}
+
+/**
+ * tcp_cm_heard - the peer's first FPDU is in
+ * @ep: the EP, locked
+ *
+ * It has read our RTR: a FIN held for the settle time goes now.
+ */
+void tcp_cm_heard(struct tcp_ep *ep)
+{
+	if (ep->fin_held && ep->state == TCP_EP_CLOSING) {
+		rapt_timer_cancel(ep->ia->eng, &ep->timer);
+		cm_fin_go(ep);
+	}
 }
 
 /*

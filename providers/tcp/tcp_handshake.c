@@ -403,11 +403,20 @@ static void cm_negotiate_request(struct tcp_ep *ep, const struct tcp_cr *cr,
 		ep->ord = min16(ep->ord, cr->ird);
 	}
 	if (cr->enhanced && (cr->rtr & TCP_MPA_P2P)) {
-		/* Echo A; Write if offered, else Read (tcp_mpa_parse
-		 * refused a request that offers neither). */
+		/* Echo A.  Read if offered to a requester that can issue a
+		 * read (ORD 1 or more: siw as requester fails a Read RTR
+		 * without one), else Write if offered, else Read
+		 * (tcp_mpa_parse refused a request that offers neither).
+		 * The Read RTR's zero-length response tells the requester
+		 * that we have its RTR, which lets it close at once (see
+		 * tcp_conn.c, the RTR's settle time). */
 		ep->cm->p2p = true;
-		ep->rtr = cr->rtr & TCP_MPA_RTR_WRITE ? TCP_MPA_RTR_WRITE :
-							TCP_MPA_RTR_READ;
+		if ((cr->rtr & TCP_MPA_RTR_READ) && cr->ord)
+			ep->rtr = TCP_MPA_RTR_READ;
+		else if (cr->rtr & TCP_MPA_RTR_WRITE)
+			ep->rtr = TCP_MPA_RTR_WRITE;
+		else
+			ep->rtr = TCP_MPA_RTR_READ;
 		/* A Read RTR takes one inbound read slot. */
 		if (ep->rtr == TCP_MPA_RTR_READ && !ep->ird)
 			ep->ird = 1;

@@ -3,67 +3,103 @@
  * tcp provider: closes held back.
  *
  * One job: a close that must not reach the peer yet.  The EP is done with
- * its socket (the EP perhaps freed), but the FIN or RST waits until a
- * deadline, and a last frame goes out right before it.  tcp_conn.c uses
- * it for a connection whose responder has not been heard since our RTR
- * (the RTR's settle time).  The IA owns what waits: its timers run on the
- * IA's engine, and closing the IA finishes whatever is left, each at its
- * deadline.
+ * its socket (the EP perhaps freed), but the FIN or RST waits until the
+ * peer sends something or a deadline passes, whichever comes first; at
+ * the deadline a last frame goes out right before it.  tcp_conn.c uses it
+ * for a connection whose responder has not been heard since our RTR (the
+ * RTR's settle time): a byte from the peer means it has read the RTR.
+ *
+ * The IA owns what waits: the socket (a dup of the EP's) is watched by
+ * the IA's engine, and closing the IA finishes whatever is left, each at
+ * its deadline or when its peer speaks.  Everything after the hand-over
+ * runs in engine passes, one at a time.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "tcp_cm.h"
 
 struct tcp_late {
+	struct rapt_io io;		/* first: the handler's container */
 	struct rapt_timer timer;
+	struct rapt_retire retire;
 	struct rapt_list node;		/* in ia->late */
 	struct tcp_ia *ia;
 	uint64_t deadline_ns;
-	int fd;
 	bool abort;			/* RST, else FIN */
 	uint8_t len;
 	uint8_t frame[TCP_LATE_FRAME_MAX];
 };
 
-/* The last frame (if the socket takes it whole now), then the close. */
-static void late_finish(struct tcp_late *l)
+static void late_free(void *arg)
 {
-	if (l->len && send(l->fd, l->frame, l->len,
-			   MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)l->len)
-		tcp_dbg("fd %d: the frame before the close did not go: %m",
-			l->fd);
-	if (l->abort)
-		tcp_sock_abort(l->fd);
-	else
-		close(l->fd);
-	free(l);
+	free(arg);
 }
 
-static void late_fire(struct rapt_timer *t)
+/*
+ * In a pass: the frame unless the peer spoke, then the close.  A graceful
+ * close reads what the peer sent first: a socket closed with unread bytes
+ * sends an RST, not a FIN.
+ */
+static void late_finish(struct tcp_late *l, bool heard)
 {
-	struct tcp_late *l = rapt_container_of(t, struct tcp_late, timer);
+	struct rapt_engine *eng = l->ia->eng;
 
 	pthread_mutex_lock(&l->ia->lock);
 	rapt_list_del(&l->node);
 	l->ia->nlate--;
 	pthread_mutex_unlock(&l->ia->lock);
-	late_finish(l);
+	rapt_timer_cancel(eng, &l->timer);
+	if (!heard && l->len &&
+	    send(l->io.fd, l->frame, l->len, MSG_DONTWAIT | MSG_NOSIGNAL) !=
+	    (ssize_t)l->len)
+		tcp_dbg("fd %d: the frame before the close did not go: %m",
+			l->io.fd);
+	if (!l->abort)
+		tcp_sock_drain(l->io.fd);
+	rapt_engine_close(eng, &l->io, l->abort);
+	rapt_engine_retire(eng, &l->retire, &l->io, late_free, l);
+}
+
+/* The peer sent something (or hung up): it has read our RTR. */
+static void late_io(struct rapt_io *io, uint32_t events)
+{
+	(void)events;
+	late_finish((struct tcp_late *)io, true);
+}
+
+static void late_fire(struct rapt_timer *t)
+{
+	late_finish(rapt_container_of(t, struct tcp_late, timer), false);
+}
+
+/* Close @fd now, @frame first (when there is no room to hold it). */
+static void close_now(int fd, const void *frame, size_t len, bool abort)
+{
+	if (frame && len)
+		(void)send(fd, frame, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (abort) {
+		tcp_sock_abort(fd);
+	} else {
+		tcp_sock_drain(fd);
+		close(fd);
+	}
 }
 
 /**
- * tcp_late_close - close @fd @delay_ns from now
- * @ia: the IA whose engine holds the wait
+ * tcp_late_close - close @fd once its peer speaks, at most @delay_ns on
+ * @ia: the IA whose engine watches it
  * @fd: a socket no one else will use; it belongs to this function
- * @frame: sent right before the close, or NULL
+ * @frame: sent right before a close at the deadline, or NULL
  * @len: its length, at most TCP_LATE_FRAME_MAX
- * @delay_ns: how long the close waits
+ * @delay_ns: the deadline, from now
  * @abort: an RST (SO_LINGER 0), else a plain close (a FIN after every
  *	queued byte)
  *
@@ -81,16 +117,12 @@ void tcp_late_close(struct tcp_ia *ia, int fd, const void *frame, size_t len,
 		ia->nlate++;
 	pthread_mutex_unlock(&ia->lock);
 	if (!l) {
-		if (frame && len)
-			(void)send(fd, frame, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (abort)
-			tcp_sock_abort(fd);
-		else
-			close(fd);
+		close_now(fd, frame, len, abort);
 		return;
 	}
 	l->ia = ia;
-	l->fd = fd;
+	l->io.fd = fd;
+	l->io.handler = late_io;
 	l->abort = abort;
 	if (frame && len && len <= sizeof(l->frame)) {
 		memcpy(l->frame, frame, len);
@@ -98,57 +130,55 @@ void tcp_late_close(struct tcp_ia *ia, int fd, const void *frame, size_t len,
 	}
 	l->deadline_ns = rapt_now_ns() + delay_ns;
 	rapt_timer_init(&l->timer, late_fire);
+	if (rapt_engine_add(ia->eng, &l->io, EPOLLIN | EPOLLRDHUP)) {
+		pthread_mutex_lock(&ia->lock);
+		ia->nlate--;
+		pthread_mutex_unlock(&ia->lock);
+		free(l);
+		close_now(fd, frame, len, abort);
+		return;
+	}
 	pthread_mutex_lock(&ia->lock);
 	rapt_list_insert_after(&ia->late, &l->node);
 	pthread_mutex_unlock(&ia->lock);
 	rapt_timer_arm(ia->eng, &l->timer, delay_ns);
 }
 
-/**
- * tcp_late_disarm - stop the timers of every held close
- * @ia: the IA, about to stop its engine
- *
- * A timer already firing finishes its close; tcp_late_flush() does the
- * others once the engine has stopped.
- */
-void tcp_late_disarm(struct tcp_ia *ia)
+/* In a pass: wait for each held close's peer or deadline, then close. */
+static void late_flush_call(void *arg)
 {
-	struct rapt_list *n;
+	struct tcp_ia *ia = arg;
+	struct pollfd p = { .events = POLLIN | POLLRDHUP };
+	struct tcp_late *l;
+	uint64_t now;
+	int ms, n;
 
-	pthread_mutex_lock(&ia->lock);
-	for (n = ia->late.next; n != &ia->late; n = n->next)
-		rapt_timer_cancel(ia->eng,
-				  &rapt_container_of(n, struct tcp_late,
-						     node)->timer);
-	pthread_mutex_unlock(&ia->lock);
+	for (;;) {
+		pthread_mutex_lock(&ia->lock);
+		l = rapt_list_empty(&ia->late) ? NULL :
+		    rapt_container_of(ia->late.next, struct tcp_late, node);
+		pthread_mutex_unlock(&ia->lock);
+		if (!l)
+			return;
+		now = rapt_now_ns();
+		ms = l->deadline_ns > now ?
+		     (int)((l->deadline_ns - now + 999999) / 1000000) : 0;
+		p.fd = l->io.fd;
+		do
+			n = poll(&p, 1, ms);
+		while (n < 0 && errno == EINTR);
+		late_finish(l, n > 0);
+	}
 }
 
 /**
- * tcp_late_flush - finish every held close, each at its deadline
- * @ia: the IA, its engine stopped (no timer fires any more)
+ * tcp_late_flush - finish every held close
+ * @ia: the IA, about to stop its engine
  *
  * Waits at most the longest delay given to tcp_late_close(): the reason
  * for the wait holds for a consumer that closes its IA at once too.
  */
 void tcp_late_flush(struct tcp_ia *ia)
 {
-	struct tcp_late *l;
-	struct timespec ts;
-	uint64_t now;
-
-	while (!rapt_list_empty(&ia->late)) {
-		l = rapt_container_of(ia->late.next, struct tcp_late, node);
-		rapt_list_del(&l->node);
-		ia->nlate--;
-		now = rapt_now_ns();
-		if (l->deadline_ns > now) {
-			ts.tv_sec = (time_t)((l->deadline_ns - now) /
-					     1000000000ull);
-			ts.tv_nsec = (long)((l->deadline_ns - now) %
-					    1000000000ull);
-			while (nanosleep(&ts, &ts) && errno == EINTR)
-				;
-		}
-		late_finish(l);
-	}
+	rapt_engine_call(ia->eng, late_flush_call, ia);
 }

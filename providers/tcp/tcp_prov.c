@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "tcp.h"
+#include "tcp_cm.h"
 
 #define TCP_PROV_VERSION	RAPT_VERSION_PACK(1, 0, 0)
 #define TCP_PROV_RANK		100	/* software: after RDMA hardware */
@@ -161,6 +162,26 @@ static bool env_crc_request(void)
 		     !strcmp(v, "on") || !strcmp(v, "true"));
 }
 
+/* RAPT_TCP_RTR_SETTLE_MS (rapt_tcp(7)): how long a close waits for a
+ * silent responder after our RTR; default CM_RTR_SETTLE_NS. */
+static uint64_t env_rtr_settle_ns(void)
+{
+	const char *v = getenv("RAPT_TCP_RTR_SETTLE_MS");
+	unsigned long ms;
+	char *end;
+
+	if (!v || !*v)
+		return CM_RTR_SETTLE_NS;
+	ms = strtoul(v, &end, 10);
+	if (*end || ms > TCP_RTR_SETTLE_MAX_MS) {
+		tcp_warn("RAPT_TCP_RTR_SETTLE_MS=%s is not 0 to %u: using %llu",
+			 v, TCP_RTR_SETTLE_MAX_MS,
+			 CM_RTR_SETTLE_NS / CM_NS_PER_MS);
+		return CM_RTR_SETTLE_NS;
+	}
+	return ms * CM_NS_PER_MS;
+}
+
 static int tcp_ia_open(void *prov, const char *device, uint32_t port,
 		       struct rapt_core_ia *cia, void **pia)
 {
@@ -180,6 +201,7 @@ static int tcp_ia_open(void *prov, const char *device, uint32_t port,
 	snprintf(ia->device, sizeof(ia->device), "%s", device);
 	ia->cia = cia;
 	ia->crc_request = env_crc_request();
+	ia->rtr_settle_ns = env_rtr_settle_ns();
 	pthread_mutex_init(&ia->lock, NULL);
 	rapt_list_init(&ia->late);
 	ret = tcp_stags_create(&ia->stags);
@@ -206,9 +228,8 @@ static int tcp_ia_close(void *pia)
 {
 	struct tcp_ia *ia = pia;
 
-	tcp_late_disarm(ia);
-	rapt_engine_stop(ia->eng);
 	tcp_late_flush(ia);
+	rapt_engine_stop(ia->eng);
 	tcp_stags_destroy(ia->stags);
 	pthread_mutex_destroy(&ia->lock);
 	free(ia);

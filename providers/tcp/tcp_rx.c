@@ -433,6 +433,7 @@ static int rx_header(struct tcp_ep *ep)
 			ep->sends_held = false;
 			rx->kick = true;
 		}
+		tcp_cm_heard(ep);
 	}
 	if (ep->state == TCP_EP_RTR_WAIT)
 		ret = rx_hdr_rtr(ep);

@@ -294,6 +294,16 @@ static const uint8_t rtr[20] = {
 	0x00, 0x0e, 0xc1, 0x40, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
+/* The zero-length Read RTR: QN 1, MSN 1, sink STag 0x5a, size 0. */
+static const uint8_t rtr_read[52] = {
+	0x00, 0x2e, 0x41, 0x41, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1,
+	0, 0, 0, 0,				/* MO */
+	0, 0, 0, 0x5a, 0, 0, 0, 0, 0, 0, 0, 0,	/* sink STag, TO */
+	0, 0, 0, 0,				/* size 0 */
+	0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0,	/* source STag, TO */
+	0, 0, 0, 0,				/* CRC field, C not set */
+};
+
 /* A plain socket listens, @ep connects to it without private data, the
  * socket is accepted as *@fd and the 28-byte request read. */
 static int raw_responder(struct side *s, int *lfd, int *fd,
@@ -1227,12 +1237,8 @@ static int wire_bad_rtr(void)
 	uint16_t port;
 	int lfd = plain_listen(&port), fd;
 
-	T(lfd >= 0);
 	T(!side_open(&s));
-	T(!ep_new(&s, 0, &ep));
-	TOK(rapt_ep_connect(ep, lo_addr(), port, NULL, 0, 5000000));
-	fd = accept(lfd, NULL, NULL);
-	T(fd >= 0 && read_full(fd, b, 28) == 28);
+	T(!raw_responder(&s, &lfd, &fd, &ep));
 	/* A with the Send RTR (B) only. */
 	T(write(fd, b, mpa_frame(b, false, 0x10, 2, 0xc001, 0x0001, NULL,
 				 0)) == 24);
@@ -1283,21 +1289,38 @@ static int wire_responder(void)
 	T(!side_open(&s));
 	T(!psp_new(&s, 0, 0, 0, &psp, &port));
 
-	/* P2P with Write and Read offered: A echoed, Write chosen, IRD and
-	 * ORD clamped to what the requester offers (EP default 8). */
+	/* P2P with Write and Read offered by a requester with ORD 6: A
+	 * echoed, Read chosen (its response tells the requester we have
+	 * the RTR), IRD and ORD clamped to what the requester offers (EP
+	 * default 8). */
 	T(!wire_accept(&s, psp, port, b,
 		       mpa_frame(b, true, 0x10, 2, 0x8002, 0xc006, "x", 1),
 		       &fd, &ep, r, 27));
 	T(!memcmp(r, "MPA ID Rep Frame", 16));
 	T(r[16] == 0x10 && r[17] == 2 && r[18] == 0 && r[19] == 7);
-	T(r[20] == 0x80 && r[21] == 6 && r[22] == 0x80 && r[23] == 2);
+	T(r[20] == 0x80 && r[21] == 6 && r[22] == 0x40 && r[23] == 2);
 	T(!memcmp(r + 24, "yes", 3));
 	T(!ev_none(&s, 100));	/* no ESTABLISHED before the RTR */
-	T(write(fd, "\x00\x0e\xc1\x40\0\0\0\1\0\0\0\0\0\0\0\0\0\0\0\0", 20) ==
-	  20);
+	T(write(fd, rtr_read, sizeof(rtr_read)) == sizeof(rtr_read));
 	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
 	T(!(ev.u.conn.flags & RAPT_CONN_SENDS_HELD));
 	T(ev.u.conn.rdma_read_in == 6 && ev.u.conn.rdma_read_out == 2);
+	/* The zero-length Read Response, to the sink STag of the RTR. */
+	T(read_full(fd, r, 20) == 20);
+	T(r[0] == 0 && r[1] == 0x0e && r[2] == 0xc1 && r[3] == 0x42);
+	T(r[4] == 0 && r[5] == 0 && r[6] == 0 && r[7] == 0x5a);
+	close(fd);
+	T(!ev_wait(&s, RAPT_EV_DISCONNECTED, &ev));
+	TOK(rapt_ep_free(ep));
+
+	/* Both offered by a requester with ORD 0 (it cannot issue a read):
+	 * Write chosen. */
+	T(!wire_accept(&s, psp, port, b,
+		       mpa_frame(b, true, 0x10, 2, 0x8002, 0xc000, NULL, 0),
+		       &fd, &ep, r, 27));
+	T(r[20] == 0x80 && r[21] == 0 && r[22] == 0x80 && r[23] == 2);
+	T(write(fd, rtr, sizeof(rtr)) == sizeof(rtr));
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
 	close(fd);
 	T(!ev_wait(&s, RAPT_EV_DISCONNECTED, &ev));
 	TOK(rapt_ep_free(ep));
@@ -1789,66 +1812,82 @@ enum rtr_close {
 	RTR_AT_ONCE_FREE,
 };
 
+/* Close @*ep right after ESTABLISHED as @how says (*ep NULL once freed). */
+static int rtr_close_now(struct side *s, struct rapt_ep **ep,
+			 enum rtr_close how)
+{
+	struct rapt_event ev;
+
+	switch (how) {
+	case RTR_LATE_GRACEFUL:
+	case RTR_AT_ONCE_GRACEFUL:
+		TOK(rapt_ep_disconnect(*ep, RAPT_CLOSE_GRACEFUL, NULL, 0));
+		break;
+	case RTR_AT_ONCE_ABRUPT:
+		TOK(rapt_ep_disconnect(*ep, RAPT_CLOSE_ABRUPT, NULL, 0));
+		/* Reported now; only the RST waits. */
+		T(!ev_wait(s, RAPT_EV_DISCONNECTED, &ev));
+		break;
+	case RTR_AT_ONCE_FREE:
+		TOK(rapt_ep_free(*ep));
+		*ep = NULL;
+		break;
+	}
+	return 0;
+}
+
+/* @n, the last read of the socket, is the close @how sends (FIN or RST);
+ * then everything goes. */
+static int rtr_close_end(struct side *s, int lfd, int fd, struct rapt_ep *ep,
+			 enum rtr_close how, ssize_t n)
+{
+	bool graceful = how == RTR_LATE_GRACEFUL ||
+			how == RTR_AT_ONCE_GRACEFUL;
+	struct rapt_event ev;
+
+	if (graceful)
+		T(n == 0);				/* a FIN */
+	else
+		T(n < 0 && errno == ECONNRESET);	/* an RST */
+	close(fd);
+	if (graceful)
+		T(!ev_wait(s, RAPT_EV_DISCONNECTED, &ev));
+	if (ep)
+		TOK(rapt_ep_free(ep));
+	close(lfd);
+	return side_close(s);
+}
+
 static int rtr_repeat_one(enum rtr_close how)
 {
 	uint8_t b[64];
 	struct rapt_event ev;
 	struct rapt_ep *ep;
 	struct side s;
-	uint16_t port;
-	int lfd = plain_listen(&port), fd, frames = 0;
+	int lfd, fd, frames = 0;
 	uint64_t t_reply;
 	ssize_t n;
 
-	T(lfd >= 0);
 	T(!side_open(&s));
-	T(!ep_new(&s, 0, &ep));
-	TOK(rapt_ep_connect(ep, lo_addr(), port, NULL, 0, 5000000));
-	fd = accept(lfd, NULL, NULL);
-	T(fd >= 0 && read_full(fd, b, 28) == 28);
+	T(!raw_responder(&s, &lfd, &fd, &ep));
 	/* Echo A, pick the Write RTR.  The RTR leaves after this. */
 	t_reply = now_ms();
 	T(write(fd, b, mpa_frame(b, false, 0x10, 2, 0x8001, 0x8001, NULL,
 				 0)) == 24);
 	T(read_full(fd, b, 20) == 20 && !memcmp(b, rtr, 20));
 	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
-	switch (how) {
-	case RTR_LATE_GRACEFUL:
-		/* "Lost": nothing from us; the repeat comes by itself. */
+	/* "Lost": nothing from us; the repeat comes by itself. */
+	if (how == RTR_LATE_GRACEFUL)
 		T(read_full(fd, b, 20) == 20 && !memcmp(b, rtr, 20));
-		TOK(rapt_ep_disconnect(ep, RAPT_CLOSE_GRACEFUL, NULL, 0));
-		break;
-	case RTR_AT_ONCE_GRACEFUL:
-		TOK(rapt_ep_disconnect(ep, RAPT_CLOSE_GRACEFUL, NULL, 0));
-		break;
-	case RTR_AT_ONCE_ABRUPT:
-		TOK(rapt_ep_disconnect(ep, RAPT_CLOSE_ABRUPT, NULL, 0));
-		/* Reported now; only the RST waits. */
-		T(!ev_wait(&s, RAPT_EV_DISCONNECTED, &ev));
-		break;
-	case RTR_AT_ONCE_FREE:
-		TOK(rapt_ep_free(ep));
-		ep = NULL;
-		break;
-	}
+	T(!rtr_close_now(&s, &ep, how));
 	/* Until our FIN or RST: whole RTR frames only, at least one. */
 	while ((n = read_full(fd, b, 20)) == 20) {
 		T(!memcmp(b, rtr, 20));
 		frames++;
 	}
 	T(frames >= 1);
-	if (how == RTR_LATE_GRACEFUL || how == RTR_AT_ONCE_GRACEFUL)
-		T(n == 0);				/* a FIN */
-	else
-		T(n < 0 && errno == ECONNRESET);	/* an RST */
 	T(now_ms() - t_reply >= RTR_SETTLE_MS - 1);
-	close(fd);
-	if (how == RTR_LATE_GRACEFUL || how == RTR_AT_ONCE_GRACEFUL)
-		T(!ev_wait(&s, RAPT_EV_DISCONNECTED, &ev));
-	if (ep)
-		TOK(rapt_ep_free(ep));
-	close(lfd);
-	return side_close(&s);
+	return rtr_close_end(&s, lfd, fd, ep, how, n);
 }
 
 static void test_rtr_repeat(void)
@@ -1857,6 +1896,52 @@ static void test_rtr_repeat(void)
 	CU_ASSERT_EQUAL(rtr_repeat_one(RTR_AT_ONCE_GRACEFUL), 0);
 	CU_ASSERT_EQUAL(rtr_repeat_one(RTR_AT_ONCE_ABRUPT), 0);
 	CU_ASSERT_EQUAL(rtr_repeat_one(RTR_AT_ONCE_FREE), 0);
+}
+
+/*
+ * A responder that chooses the Read RTR answers it: that response, not
+ * the settle time, releases the close.  The settle time is set far beyond
+ * what the test waits (RAPT_TCP_RTR_SETTLE_MS), so a close that waited
+ * for it would not come in time; and no repeat precedes the close.
+ */
+static int rtr_read_release_one(enum rtr_close how)
+{
+	/* zero-length Read Response; sink STag and TO from the request */
+	uint8_t rresp[20] = { 0x00, 0x0e, 0xc1, 0x42 };
+	struct pollfd p;
+	uint8_t b[64];
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	struct side s;
+	int lfd, fd;
+	ssize_t n;
+
+	T(!setenv("RAPT_TCP_RTR_SETTLE_MS", "60000", 1));
+	T(!side_open(&s));
+	T(!unsetenv("RAPT_TCP_RTR_SETTLE_MS"));
+	T(!raw_responder(&s, &lfd, &fd, &ep));
+	/* Echo A, pick the Read RTR (R in the ORD field). */
+	T(write(fd, b, mpa_frame(b, false, 0x10, 2, 0x8001, 0x4001, NULL,
+				 0)) == 24);
+	/* The Read RTR: a zero-length Read Request on QN 1. */
+	T(read_full(fd, b, 52) == 52 && b[2] == 0x41 && b[3] == 0x41 &&
+	  b[11] == 1 && !b[32] && !b[33] && !b[34] && !b[35]);
+	memcpy(rresp + 4, b + 20, 12);
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	T(!rtr_close_now(&s, &ep, how));
+	/* Held: nothing yet, not even a repeat. */
+	p.fd = fd;
+	p.events = POLLIN;
+	T(poll(&p, 1, 50) == 0);
+	T(write(fd, rresp, sizeof(rresp)) == sizeof(rresp));
+	return rtr_close_end(&s, lfd, fd, ep, how, read_full(fd, b, 1));
+}
+
+static void test_rtr_read_release(void)
+{
+	CU_ASSERT_EQUAL(rtr_read_release_one(RTR_AT_ONCE_GRACEFUL), 0);
+	CU_ASSERT_EQUAL(rtr_read_release_one(RTR_AT_ONCE_ABRUPT), 0);
+	CU_ASSERT_EQUAL(rtr_read_release_one(RTR_AT_ONCE_FREE), 0);
 }
 
 /*
@@ -1869,16 +1954,11 @@ static int rtr_settle_ia_close(void)
 	struct rapt_event ev;
 	struct rapt_ep *ep;
 	struct side s;
-	uint16_t port;
-	int lfd = plain_listen(&port), fd;
+	int lfd, fd;
 	uint64_t t_reply;
 
-	T(lfd >= 0);
 	T(!side_open(&s));
-	T(!ep_new(&s, 0, &ep));
-	TOK(rapt_ep_connect(ep, lo_addr(), port, NULL, 0, 5000000));
-	fd = accept(lfd, NULL, NULL);
-	T(fd >= 0 && read_full(fd, b, 28) == 28);
+	T(!raw_responder(&s, &lfd, &fd, &ep));
 	t_reply = now_ms();
 	T(write(fd, b, mpa_frame(b, false, 0x10, 2, 0x8001, 0x8001, NULL,
 				 0)) == 24);
@@ -1930,6 +2010,8 @@ static const struct {
 	  test_rtr_repeat },
 	{ "wire: an IA closed at once still holds the RST for the RTR's settle time",
 	  test_rtr_settle_ia_close },
+	{ "wire: the Read RTR's response releases a held close",
+	  test_rtr_read_release },
 	{ "wire: responder, P2P / siw / rev 1 / CRC", test_wire_responder },
 	{ "wire: empty foreign request and reply: raw, foreign",
 	  test_wire_foreign_empty },

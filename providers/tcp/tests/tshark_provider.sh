@@ -152,19 +152,22 @@ EOF
 
 	pdus "$p" > "$tmp/pdus"
 	grep '^I|' "$tmp/pdus" | head -n 1 | cut -d'|' -f2,5- > "$tmp/got"
-	check "$l: the first FPDU is the Write RTR (STag 1, TO 0, no data)" \
+	# Both sides are rapt's: the responder chooses the Read RTR
+	# (untagged, 46 bytes: a Read Request header and no data), whose
+	# zero-length Read Response is the responder's first FPDU.
+	check "$l: the first FPDU is the Read RTR (an untagged Read Request)" \
 		<<'EOF'
-14|0x00|1|0x00000001|0x0000000000000000
+46|0x01|0||
 EOF
 
 	for d in I R; do
 		grep "^$d|" "$tmp/pdus" | cut -d'|' -f5 | uniq | tr '\n' ' '
 		echo
 	done > "$tmp/got"
-	check "$l: RDMAP opcodes each way (Write, Send, Read Req/Resp)" \
+	check "$l: RDMAP opcodes each way (RTR and its response, Write, Send, Read Req/Resp)" \
 		<<'EOF'
-0x00 0x03 0x00 0x01 0x03 
-0x03 0x02 
+0x01 0x03 0x00 0x01 0x03 
+0x02 0x03 0x02 
 EOF
 
 	awk -F'|' '$3 != 1 || $4 != 1' "$tmp/pdus" > "$tmp/got"
