@@ -11,8 +11,9 @@
 #   bench/compare.sh [-b BUILDDIR] [-r ROUNDS] [-m METRICS] [-o FILE]
 #                    [--quick] [--no-idle]
 #
-# METRICS: comma list of rtt, rtt_block, rtt_fd, read, bw, connrate,
-# connrate_block, conns (default all).  --quick: tiny iteration counts
+# METRICS: comma list of rtt, rtt_block, rtt_fd, read, bw, bw1m, bw_read,
+# connrate, connrate_block, conns (default all).  rtt and rtt_block also
+# report the p99 of the same runs.  --quick: tiny iteration counts
 # (a check of the script, not a measurement).  -o FILE: keep every
 # program's output line there.
 #
@@ -26,7 +27,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 builddir=${abs_top_builddir:-}
 rounds=5
-metrics=rtt,rtt_block,rtt_fd,read,bw,connrate,connrate_block,conns
+metrics=rtt,rtt_block,rtt_fd,read,bw,bw1m,bw_read,connrate,connrate_block,conns
 outfile=
 quick=0
 idle=1
@@ -144,11 +145,16 @@ field() {
 	}'
 }
 
-# run METRIC IMPL KEY[,KEY2] COMMAND...: record the value (the larger of
-# two keys), or count a failure.
+# run METRIC IMPL KEY[,KEY2] [--also METRIC2=KEY3] COMMAND...: record the
+# value (the larger of two keys), and KEY3 of the same line as METRIC2; or
+# count a failure.
 run() {
-	metric=$1 impl=$2 keys=$3
+	metric=$1 impl=$2 keys=$3 also=
 	shift 3
+	if [ "$1" = --also ]; then
+		also=$2
+		shift 2
+	fi
 	out=$(timeout 600 "$@" 2>"$work/err")
 	rc=$?
 	line=$(printf '%s\n' "$out" | grep -E 'status=|"status":' | tail -1)
@@ -168,25 +174,33 @@ run() {
 			'BEGIN { print (a + 0 > b + 0) ? a : b }')
 	done
 	[ -n "$value" ] && echo "$round $metric $impl $value" >>"$results"
+	if [ -n "$also" ]; then
+		v=$(field "$line" "${also#*=}")
+		[ -n "$v" ] && echo "$round ${also%%=*} $impl $v" >>"$results"
+	fi
+	return 0
 }
 
 # ------------------------------------------------------------------
 # The metrics: rapt, then libfabric, then raw TCP
 # ------------------------------------------------------------------
 m_rtt() {
-	run rtt rapt rtt_med_us $PERF -t lat_send -s 8 -n $N_PP -W $W_PP
-	[ $have_ofi = 1 ] && run rtt ofi rtt_med_us \
+	P99="--also rtt_p99=rtt_p99_us"
+	run rtt rapt rtt_med_us $P99 $PERF -t lat_send -s 8 -n $N_PP -W $W_PP
+	[ $have_ofi = 1 ] && run rtt ofi rtt_med_us $P99 \
 		"$OFI/ofi_pingpong" tcp -s 8 -n $N_PP -W $W_PP
-	run rtt raw rtt_med_us "$RAW/raw_pingpong" -s 8 -n $N_PP -W $W_PP
+	run rtt raw rtt_med_us $P99 "$RAW/raw_pingpong" -s 8 -n $N_PP \
+		-W $W_PP
 }
 
 m_rtt_block() {
-	run rtt_block rapt rtt_med_us $PERF -t lat_send -s 8 -n $N_PP \
+	P99="--also rtt_block_p99=rtt_p99_us"
+	run rtt_block rapt rtt_med_us $P99 $PERF -t lat_send -s 8 -n $N_PP \
 		-W $W_PP -m block
-	[ $have_ofi = 1 ] && run rtt_block ofi rtt_med_us \
+	[ $have_ofi = 1 ] && run rtt_block ofi rtt_med_us $P99 \
 		"$OFI/ofi_pingpong" tcp -s 8 -n $N_PP -W $W_PP -m block
-	run rtt_block raw rtt_med_us "$RAW/raw_pingpong" -s 8 -n $N_PP \
-		-W $W_PP -m block
+	run rtt_block raw rtt_med_us $P99 "$RAW/raw_pingpong" -s 8 \
+		-n $N_PP -W $W_PP -m block
 }
 
 # The EVD fd (rapt_evd_arm + poll()) against blocking raw TCP; libfabric
@@ -210,6 +224,21 @@ m_bw() {
 	[ $have_ofi = 1 ] && run bw ofi MBps \
 		"$OFI/ofi_rma_bw" tcp -s 64k -w 16 -n $N_BW -W $W_BW
 	run bw raw MBps "$RAW/raw_stream" -s 1m -n $N_STREAM
+}
+
+# 1 MiB messages, 16 outstanding, against the same raw stream.
+m_bw1m() {
+	run bw1m rapt MBps $PERF -t bw_write -s 1m -w 16 -n $N_STREAM -W 16
+	[ $have_ofi = 1 ] && run bw1m ofi MBps \
+		"$OFI/ofi_rma_bw" tcp -s 1m -w 16 -n $N_STREAM -W 16
+	run bw1m raw MBps "$RAW/raw_stream" -s 1m -n $N_STREAM
+}
+
+# RDMA read bandwidth, against rapt's own write bandwidth in the round.
+m_bw_read() {
+	run bw_read rapt MBps $PERF -t bw_read -s 64k -w 16 -n $N_BW -W $W_BW
+	run bw_read_w rapt MBps $PERF -t bw_write -s 64k -w 16 -n $N_BW \
+		-W $W_BW
 }
 
 m_connrate() {
@@ -290,6 +319,13 @@ summary_metric() {
 		printf '    %-16s %s\n' "raw TCP" "$r" \
 		       "rapt/raw" "$(ratios_of "$m" raw)"
 	printf '    %-16s %s\n' "rapt/libfabric" "$(ratios_of "$m" ofi)"
+	grep -q " ${m}_p99 " "$results" || return 0
+	echo "  p99 of the same runs"
+	printf '    %-16s %s\n' rapt "$(median_of "${m}_p99" rapt)" \
+	       libfabric "$(median_of "${m}_p99" ofi)" \
+	       "raw TCP" "$(median_of "${m}_p99" raw)" \
+	       "rapt/raw" "$(ratios_of "${m}_p99" raw)" \
+	       "rapt/libfabric" "$(ratios_of "${m}_p99" ofi)"
 }
 
 summary() {
@@ -301,8 +337,14 @@ summary() {
 		rtt) summary_metric rtt "8 B send/recv round trip, busy-poll" \
 			"us, lower is better"
 		     x=$(ratios_of rtt raw)
-		     target "RTT <= 1.15x raw TCP" "rapt/raw $x" \
-			"$(verdict "$x" '<=' 1.15)" ;;
+		     target "RTT median <= 1.1x raw TCP" "rapt/raw $x" \
+			"$(verdict "$x" '<=' 1.1)"
+		     x=$(ratios_of rtt_p99 raw)
+		     target "RTT p99 <= 1.5x raw TCP's p99" "rapt/raw $x" \
+			"$(verdict "$x" '<=' 1.5)"
+		     x=$(ratios_of rtt_p99 ofi)
+		     target "RTT p99 <= libfabric's p99" "rapt/libfabric $x" \
+			"$(verdict "$x" '<=' 1.0)" ;;
 		rtt_block) summary_metric rtt_block \
 			"8 B send/recv round trip, blocking waits" \
 			"us, lower is better"
@@ -331,17 +373,32 @@ summary() {
 		    target ">= libfabric" "rapt/libfabric $x" \
 			"$(verdict "$x" '>=' 1.0)"
 		    x=$(ratios_of bw raw)
-		    target ">= 0.9x raw TCP stream" "rapt/raw $x" \
+		    target ">= 0.95x raw TCP stream" "rapt/raw $x" \
+			"$(verdict "$x" '>=' 0.95)" ;;
+		bw1m) summary_metric bw1m \
+			"1 MiB RDMA write, 16 outstanding (raw: TCP stream, 1 MiB writes)" \
+			"MB/s, higher is better"
+		    x=$(ratios_of bw1m raw)
+		    target ">= 0.95x raw TCP stream" "rapt/raw $x" \
+			"$(verdict "$x" '>=' 0.95)" ;;
+		bw_read) echo
+		    echo "64 KiB RDMA read, 16 outstanding, against rapt's write (MB/s)"
+		    printf '    %-16s %s\n' "rapt read" \
+			"$(median_of bw_read rapt)" "rapt write" \
+			"$(median_of bw_read_w rapt)"
+		    x=$(ratios_of bw_read rapt bw_read_w)
+		    printf '    %-16s %s\n' "read/write" "$x"
+		    target "read >= 0.9x write" "read/write $x" \
 			"$(verdict "$x" '>=' 0.9)" ;;
 		connrate) summary_metric connrate \
 			"sequential connection rate, 32 B private data each way (raw: busy-polling)" \
 			"conn/s, higher is better"
 		    x=$(ratios_of connrate ofi)
-		    target ">= 2x libfabric" "rapt/libfabric $x" \
-			"$(verdict "$x" '>=' 2)"
+		    target ">= 1.2x libfabric" "rapt/libfabric $x" \
+			"$(verdict "$x" '>=' 1.2)"
 		    x=$(ratios_of connrate raw)
-		    target ">= 0.5x plain TCP" "rapt/raw $x" \
-			"$(verdict "$x" '>=' 0.5)" ;;
+		    target ">= 0.8x busy-polling TCP" "rapt/raw $x" \
+			"$(verdict "$x" '>=' 0.8)" ;;
 		connrate_block) summary_metric connrate_block \
 			"sequential connection rate, blocking waits (raw: blocking)" \
 			"conn/s, higher is better"
@@ -384,7 +441,8 @@ while [ $round -le "$rounds" ]; do
 	for m in $(echo "$metrics" | tr ',' ' '); do
 		wait_idle "$m"
 		case $m in
-		rtt|rtt_block|rtt_fd|read|bw|connrate|connrate_block|conns) \
+		rtt|rtt_block|rtt_fd|read|bw|bw1m|bw_read|connrate|\
+		connrate_block|conns) \
 			"m_$m" ;;
 		*) echo "compare.sh: unknown metric $m" >&2; exit 2 ;;
 		esac

@@ -33,6 +33,7 @@ enum {
 	OPT_DEPTH,
 	OPT_MAX_SIZE,
 	OPT_DISC_WAIT,
+	OPT_HIST,
 	OPT_VERSION,
 };
 
@@ -55,6 +56,7 @@ static const struct option long_opts[] = {
 	{ "pdata", required_argument, NULL, OPT_PDATA },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
 	{ "disc-wait", no_argument, NULL, OPT_DISC_WAIT },
+	{ "hist", no_argument, NULL, OPT_HIST },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
@@ -70,7 +72,8 @@ static void usage(FILE *f)
 "usage: rapt_perf [-p IA] [-t TEST] [-s SIZE | -a] [-n N] [-W N] [-w N]\n"
 "                 [-m poll|block|fd] [-V] [-I] [--json] [--progress]\n"
 "                 [-S | -c HOST | --loopback-thread] [-P SID]\n"
-"                 [--pdata BYTES] [--depth N] [--disc-wait] [-T SECONDS]\n"
+"                 [--pdata BYTES] [--depth N] [--disc-wait] [--hist]\n"
+"                 [-T SECONDS]\n"
 "  -p, --ia IA          interface adapter (default tcp:lo)\n"
 "  -t, --test TEST      lat_send lat_write lat_read bw_send bw_write\n"
 "                       bw_read connrate conns (default lat_send)\n"
@@ -90,6 +93,8 @@ static void usage(FILE *f)
 "      --pdata BYTES    connection tests: private data each way (32)\n"
 "      --depth N        connection tests: EP queue depths (provider's)\n"
 "      --disc-wait      connrate: wait for DISCONNECTED before the next\n"
+"      --hist           latency tests: p99.9, max and a histogram of the\n"
+"                       round trips (4 buckets per doubling)\n"
 "      --json           one JSON object per result line\n"
 "      --progress       progress line on stderr even when not a tty\n"
 "  -T, --time-limit S   abort after S seconds\n", DEFAULT_SID);
@@ -203,6 +208,7 @@ static int parse_flag(int c, const char *arg, struct perf_opts *o,
 	case 'c': o->role = PERF_ROLE_CLIENT; o->host = arg; return 0;
 	case OPT_THREAD: o->role = PERF_ROLE_THREAD; return 0;
 	case OPT_DISC_WAIT: o->disc_wait = true; return 0;
+	case OPT_HIST: o->hist = true; return 0;
 	case OPT_JSON: o->json = true; return 0;
 	case OPT_PROGRESS: *progress = 1; return 0;
 	case OPT_NO_PROGRESS: *progress = 0; return 0;

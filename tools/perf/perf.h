@@ -98,6 +98,7 @@ struct perf_opts {
 	bool progress;
 	bool inline_send;
 	bool disc_wait;		/* connrate: wait for DISCONNECTED */
+	bool hist;		/* latency: print the histogram */
 	uint64_t timeout_s;
 };
 
@@ -147,12 +148,17 @@ struct perf_ctl {
 };
 
 /** struct perf_row - one result line */
+/* Latency histogram buckets: below 0.5 us, then 4 per doubling (the
+ * last one takes everything from about 7 minutes up). */
+#define PERF_HIST_N	120
+
 struct perf_row {
 	uint64_t bytes;
 	uint64_t iters;
 	uint32_t window;
 	/* latency (ns) */
-	double min, med, p99, mean;
+	double min, med, p99, p999, max, mean;
+	uint64_t hist[PERF_HIST_N];	/* perf_hist.c */
 	/* bandwidth */
 	double mbps, local_mbps, msg_per_s;
 	/* connections */
@@ -253,6 +259,8 @@ void perf_progress(const struct perf_opts *o, const char *what,
 		   uint64_t done, uint64_t total);
 void perf_progress_end(const struct perf_opts *o);
 void perf_stats(uint64_t *ns, uint64_t n, struct perf_row *row);
+void perf_hist_fill(const uint64_t *ns, uint64_t n, struct perf_row *row);
+void perf_hist_print(const struct perf_row *row, bool json);
 uint8_t perf_pattern(uint64_t seq, uint64_t k);
 void perf_fill(uint8_t *p, uint64_t len, uint64_t seq);
 int perf_check(const uint8_t *p, uint64_t len, uint64_t seq);

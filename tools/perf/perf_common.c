@@ -846,7 +846,7 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Sorts @ns; percentiles by nearest rank. */
+/* Sorts @ns; percentiles by nearest rank; the histogram too. */
 void perf_stats(uint64_t *ns, uint64_t n, struct perf_row *row)
 {
 	long double sum = 0;
@@ -861,7 +861,10 @@ void perf_stats(uint64_t *ns, uint64_t n, struct perf_row *row)
 	row->med = n % 2 ? (double)ns[n / 2] :
 		   ((double)ns[n / 2 - 1] + (double)ns[n / 2]) / 2;
 	row->p99 = (double)ns[(n * 99 + 99) / 100 - 1];
+	row->p999 = (double)ns[(n * 999 + 999) / 1000 - 1];
+	row->max = (double)ns[n - 1];
 	row->mean = (double)(sum / n);
+	perf_hist_fill(ns, n, row);
 }
 
 uint8_t perf_pattern(uint64_t seq, uint64_t k)

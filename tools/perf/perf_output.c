@@ -106,6 +106,11 @@ static void table_row(const struct perf_opts *o, const struct perf_row *r)
 		       (unsigned long long)r->iters, r->min / 1e3,
 		       r->med / 1e3, r->p99 / 1e3, r->mean / 1e3,
 		       verify_name(r->verified));
+		if (o->hist) {
+			printf("# p99.9 %.2f us, max %.2f us\n",
+			       r->p999 / 1e3, r->max / 1e3);
+			perf_hist_print(r, false);
+		}
 	} else {
 		printf("%12llu %10llu %6u %10.1f %8.2f %9.4f %10.1f %7s\n",
 		       (unsigned long long)r->bytes,
@@ -161,9 +166,13 @@ static void json_row(const struct perf_opts *o, const struct perf_side *s,
 	} else if (perf_is_latency(o->test)) {
 		printf(",\"bytes\":%llu,\"iters\":%llu,\"rtt_min_us\":%.2f,"
 		       "\"rtt_med_us\":%.2f,\"rtt_p99_us\":%.2f,"
+		       "\"rtt_p999_us\":%.2f,\"rtt_max_us\":%.2f,"
 		       "\"rtt_mean_us\":%.2f", (unsigned long long)r->bytes,
 		       (unsigned long long)r->iters, r->min / 1e3,
-		       r->med / 1e3, r->p99 / 1e3, r->mean / 1e3);
+		       r->med / 1e3, r->p99 / 1e3, r->p999 / 1e3,
+		       r->max / 1e3, r->mean / 1e3);
+		if (o->hist)
+			perf_hist_print(r, true);
 	} else {
 		printf(",\"bytes\":%llu,\"ops\":%llu,\"window\":%u,"
 		       "\"MBps\":%.1f,\"Gbps\":%.3f,\"msg_per_s\":%.0f,"
