@@ -221,6 +221,13 @@ static void ep_disconnected(struct vb_ep *ep, int status)
 	pthread_mutex_lock(&ep->lock);
 	st = ep->state;
 	kernel_up = ep->kernel_up;
+	/* IB: the peer's DREQ overtook its RTU (or the RTU was lost): the
+	 * peer was up, so this side was too (vb_transport.disc_proves_up). */
+	if (st == VB_EP_ACCEPTING && !kernel_up && vb_tp->disc_proves_up) {
+		vb_dbg("QP %u: a disconnect before the RTU: up, then down",
+		       ep->qp->qp_num);
+		kernel_up = ep->kernel_up = true;
+	}
 	/* The kernel said ESTABLISHED but the RTR never came (the peer
 	 * closed at once): still ESTABLISHED, then DISCONNECTED. */
 	if (st == VB_EP_ACCEPTING && kernel_up)

@@ -128,6 +128,11 @@ struct vb_transport {
 	uint16_t pdata_accept;
 	uint16_t pdata_reject;
 	bool tcp_wire;
+	/* A disconnect from the peer while the accepting EP waits for the
+	 * connection to come up proves that the peer had it up (IB: a DREQ
+	 * comes only from ESTABLISHED, after the peer's RTU, which may be
+	 * lost or behind): ESTABLISHED, then DISCONNECTED. */
+	bool disc_proves_up;
 	void (*ia_open)(struct vb_ia *ia);
 	uint64_t (*ia_caps)(const struct vb_ia *ia);
 	uint32_t (*port_transport)(const struct ibv_port_attr *pa);

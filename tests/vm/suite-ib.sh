@@ -14,6 +14,9 @@
 #                         RTU: the passive side reports ESTABLISHED on
 #                         the client's first message (COMM_EST), then
 #                         finishes the exchange
+#   closes_lost_rtu_ib    rtr/active_closes_at_once with every RTU dropped:
+#                         the DREQ that overtakes the RTU proves the peer
+#                         up (ESTABLISHED, then DISCONNECTED)
 #   <foreign>_ib          rping, rdma_server/rdma_client and ucmatose on
 #                         rxe2 against rapt_cm_peer on ib:rxe1, both ways
 #   perf_*_ib             rapt_perf -p ib against perftest (-R) on rxe1
@@ -72,10 +75,8 @@ ib_pdata() {
 # the way in: rxe sends again at once, forever, a packet its own host's
 # netfilter refuses on the way out (-EPERM from ip_local_out is -EAGAIN
 # to it), which blocks every later MAD of the port.
-ib_lost_rtu() {
-	local t0 rc=0 spid cpid n drops sl=/tmp/lost_rtu.server.log cl=/tmp/lost_rtu.client.log
-	t0=$(now)
-	nft -f - <<NFT || { result lost_rtu_ib 1 "$t0"; return; }
+rtu_drop_on() {
+	nft -f - <<NFT
 table ip raptvm_rtu {
 	chain in {
 		type filter hook input priority 0; policy accept;
@@ -83,6 +84,19 @@ table ip raptvm_rtu {
 	}
 }
 NFT
+}
+
+# The RTUs dropped so far (and the rule deleted).
+rtu_drop_off() {
+	nft list table ip raptvm_rtu > /tmp/lost_rtu.nft 2>&1
+	nft delete table ip raptvm_rtu
+	sed -n 's/.*counter packets \([0-9]*\).*/\1/p' /tmp/lost_rtu.nft
+}
+
+ib_lost_rtu() {
+	local t0 rc=0 spid cpid n drops sl=/tmp/lost_rtu.server.log cl=/tmp/lost_rtu.client.log
+	t0=$(now)
+	rtu_drop_on || { result lost_rtu_ib 1 "$t0"; return; }
 	RAPT_LOG_LEVEL=debug RAPT_LOG_PROV=ib timeout -k 5 60 \
 		rapt_server -p ib:rxe2 -s $((IB_SID + 9)) > $sl 2>&1 &
 	spid=$!
@@ -110,9 +124,7 @@ NFT
 		wait $spid || rc=1
 		wait $cpid || rc=1
 	fi
-	nft list table ip raptvm_rtu > /tmp/lost_rtu.nft 2>&1
-	drops=$(sed -n 's/.*counter packets \([0-9]*\).*/\1/p' /tmp/lost_rtu.nft)
-	nft delete table ip raptvm_rtu
+	drops=$(rtu_drop_off)
 	info "lost_rtu_ib: ${drops:-0} RTU dropped; the server's way up: $(grep -o 'a message before the RTU\|COMM_EST before the RTU' $sl | head -n 1)"
 	[ "${drops:-0}" -gt 0 ] || { rc=1; info "lost_rtu_ib: no RTU was dropped"; }
 	grep -q 'before the RTU' $sl || { rc=1; info "lost_rtu_ib: ESTABLISHED did not come from the first message"; }
@@ -122,6 +134,24 @@ NFT
 		dmesg | tail -n 20 | sed "s/^/    [lost_rtu_ib dmesg] /"
 	fi
 	result lost_rtu_ib $rc "$t0"
+}
+
+# --- a close that overtakes the RTU -------------------------------------------
+# Every RTU to rxe2 dropped again, and conformance's rtr/active_closes_at_once
+# across the wire: the active side disconnects (or frees its EP) right
+# after its ESTABLISHED, so the passive side gets the DREQ while it still
+# waits for the RTU.  The DREQ proves the peer was up: ESTABLISHED, then
+# DISCONNECTED (never ACCEPT_ERROR).
+ib_close_before_rtu() {
+	local t0 drops saved=$CONF_ARGS
+	t0=$(now)
+	rtu_drop_on || { result closes_lost_rtu_ib 1 "$t0"; return; }
+	CONF_ARGS="--run rtr/active_closes_at_once"
+	CONF_BLACKHOLE=$RXE_BLACKHOLE_2HOST
+	conf_2host closes_lost_rtu_ib ib:rxe2 ib:rxe1 $RXE_WIRE_PEER_ADDR ""
+	CONF_ARGS=$saved
+	drops=$(rtu_drop_off)
+	info "closes_lost_rtu_ib: ${drops:-0} RTU dropped"
 }
 
 # --- the same program on every transport ------------------------------------------
@@ -173,7 +203,7 @@ for part in ${IB_PARTS:-info pdata conf rtu foreign perf demo}; do
 	info) ib_info ;;
 	pdata) ib_pdata ;;
 	conf) ib_conf ;;
-	rtu) ib_lost_rtu ;;
+	rtu) ib_lost_rtu; ib_close_before_rtu ;;
 	foreign)
 		foreign_pair ib:rxe1 ib "" $RXE_WIRE_PEER_ADDR $RXE_WIRE_ADDR \
 			cmport 1 ;;
