@@ -83,16 +83,15 @@ static void cr_reject_run(void *arg)
 		d->ret = RAPT_ENOTCONN;
 		return;
 	}
-	tcp_cr_send_reject(cr->io.fd, cr->cap, cr->rev, cr->enhanced, d->pdata,
-			   d->pdata_len);
-	tcp_cr_close_free(cr);
+	tcp_cr_refuse_request(cr, d->pdata, d->pdata_len);
 	d->ret = 0;
 }
 
 /**
  * tcp_cr_reject - the cr_reject op
  *
- * Sends a reply with R=1 and @pdata, then closes (FIN).
+ * Sends a reply with R=1 and @pdata, then closes (FIN) once the requester
+ * has (tcp_cr_refuse_request).
  *
  * Return: 0, RAPT_ENOTCONN (the requester went away).
  */

@@ -48,6 +48,8 @@
 					     * RAPT_TCP_RTR_SETTLE_MS */
 #define TCP_RTR_SETTLE_MAX_MS	60000u
 #define CM_REFUSE_WAIT_MS	200	/* refused: its request due */
+#define CM_REJECT_LINGER_MS	1000	/* reject sent: the requester's
+					 * close due before ours */
 
 #define CM_NS_PER_MS		1000000ull
 
@@ -86,6 +88,8 @@ enum cr_state {
 	CR_UNDECIDED,		/* a CR the consumer has not decided yet */
 	CR_REFUSED,		/* over the handshake limit, not counted: BUSY
 				 * once its request is in (CM_REFUSE_WAIT_MS) */
+	CR_REJECTED,		/* reject reply sent: our close waits for the
+				 * requester's (CM_REJECT_LINGER_MS) */
 };
 
 /*
@@ -202,6 +206,7 @@ void tcp_ep_park_check(struct rapt_timer *t);
 
 /* tcp_listen.c */
 void tcp_cr_close_free(struct tcp_cr *cr);
+void tcp_cr_refuse_request(struct tcp_cr *cr, const void *pdata, size_t len);
 void tcp_cr_send_reject(int fd, struct tcp_cap *cap, uint8_t rev,
 			bool enhanced, const void *pdata, size_t len);
 

@@ -65,6 +65,48 @@ void tcp_cr_send_reject(int fd, struct tcp_cap *cap, uint8_t rev,
 	shutdown(fd, SHUT_WR);
 }
 
+/*
+ * Reject a whole request: the reply with R=1 and @pdata, then our close
+ * once the requester has closed (or CM_REJECT_LINGER_MS later).  Kernel
+ * siw as requester reads the reply in one work item and handles our FIN
+ * in another, which may run first: it then reports a reset with no
+ * private data, and a consumer's reject (or BUSY) becomes a reject by no
+ * one.  The requester closes when it has read the reply.
+ */
+void tcp_cr_refuse_request(struct tcp_cr *cr, const void *pdata, size_t len)
+{
+	struct tcp_mpa_frame f = {
+		.type = TCP_MPA_REPLY,
+		.rev = cr->rev,
+		.reject = true,
+		.enhanced = cr->enhanced,
+		.pdata_len = (uint16_t)len,
+		.pdata = pdata,
+	};
+	uint8_t buf[CM_FRAME_MAX];
+
+	tcp_sock_send_frame(cr->io.fd, cr->cap, buf,
+			    tcp_mpa_build(&f, buf, sizeof(buf)));
+	cr->state = CR_REJECTED;
+	if (!cr->io.registered &&
+	    rapt_engine_add(cr->psp->ia->eng, &cr->io,
+			    EPOLLIN | EPOLLRDHUP)) {
+		shutdown(cr->io.fd, SHUT_WR);
+		tcp_cr_close_free(cr);
+		return;
+	}
+	rapt_timer_arm(cr->psp->ia->eng, &cr->timer,
+		       CM_REJECT_LINGER_MS * CM_NS_PER_MS);
+}
+
+/* The requester of a rejected request closed, or did not in time. */
+static void cr_rejected_end(struct tcp_cr *cr)
+{
+	tcp_sock_drain(cr->io.fd);	/* unread bytes would turn our FIN
+					 * into an RST */
+	tcp_cr_close_free(cr);
+}
+
 /* Refuse with one of rapt's own markers (BUSY, PROTOCOL, ...). */
 static void cr_send_marker(int fd, struct tcp_cap *cap, uint8_t rev,
 			   bool enhanced, uint32_t kind)
@@ -152,10 +194,9 @@ static void cr_arrived(struct tcp_cr *cr, const struct tcp_mpa_frame *f)
 	ret = rapt_prov_cr_arrive(cpsp, cr, &req, &cr->ccr, &v);
 	if (ret) {
 		if (ret == RAPT_EBUSY || ret == RAPT_EVERSION)
-			tcp_cr_send_reject(cr->io.fd, cr->cap, cr->rev,
-					   cr->enhanced,
-					   v.pdata, v.pdata_len);
-		tcp_cr_close_free(cr);
+			tcp_cr_refuse_request(cr, v.pdata, v.pdata_len);
+		else
+			tcp_cr_close_free(cr);
 		return;
 	}
 	/* From now on only the requester's departure matters: watched
@@ -181,6 +222,10 @@ static void cr_io(struct rapt_io *io, uint32_t events)
 	}
 	if (cr->state == CR_REFUSED) {
 		cr_refused_end(cr);
+		return;
+	}
+	if (cr->state == CR_REJECTED) {
+		cr_rejected_end(cr);
 		return;
 	}
 	n = tcp_cm_read_frame(cr->io.fd, cr->cap, &cr->part, buf,
@@ -209,6 +254,10 @@ static void cr_timeout(struct rapt_timer *t)
 	}
 	if (cr->state == CR_REFUSED) {
 		cr_refused_end(cr);
+		return;
+	}
+	if (cr->state == CR_REJECTED) {
+		cr_rejected_end(cr);
 		return;
 	}
 	tcp_dbg("a request stayed in the MPA handshake too long");

@@ -1543,6 +1543,56 @@ static int wire_rtr_and_512(void)
 	return side_close(&s);
 }
 
+/*
+ * A consumer's reject: the reply with R=1 and the private data, and our
+ * close only after the requester's (siw as requester may handle an early
+ * FIN before the reply and lose the private data).  A requester that
+ * keeps the connection open gets our close CM_REJECT_LINGER_MS later.
+ */
+static int wire_reject_linger(void)
+{
+	struct rapt_event ev;
+	struct rapt_psp *psp;
+	struct pollfd p;
+	uint8_t b[300];
+	struct side s;
+	uint16_t port;
+	int fd, round;
+
+	T(!side_open(&s));
+	T(!psp_new(&s, 0, 0, 0, &psp, &port));
+	for (round = 0; round < 2; round++) {
+		fd = plain_connect(port);
+		T(fd >= 0);
+		T(write(fd, b, mpa_frame(b, true, 0x10, 2, 0x8002, 0xc002,
+					 NULL, 0)) == 24);
+		T(!ev_wait(&s, RAPT_EV_CR_ARRIVAL, &ev));
+		TOK(rapt_cr_reject(ev.u.cr.cr, "no", 2));
+		T(read_full(fd, b, 20) == 20);
+		T(!memcmp(b, "MPA ID Rep Frame", 16) && (b[16] & 0x20));
+		T(b[19] >= 2);
+		T(read_full(fd, b, b[19]) == b[19]);
+		/* Our close waits for the requester's. */
+		p.fd = fd;
+		p.events = POLLIN;
+		T(poll(&p, 1, 100) == 0);
+		if (round == 0) {
+			T(!shutdown(fd, SHUT_WR));
+			T(read_full(fd, b, 1) == 0);	/* then ours */
+		} else {
+			T(!wait_eof(fd, EV_MS));	/* ours, by itself */
+		}
+		close(fd);
+	}
+	TOK(rapt_psp_free(psp));
+	return side_close(&s);
+}
+
+static void test_wire_reject_linger(void)
+{
+	CU_ASSERT_EQUAL(wire_reject_linger(), 0);
+}
+
 static void test_wire_rtr_and_512(void)
 {
 	CU_ASSERT_EQUAL(wire_rtr_and_512(), 0);
@@ -1914,7 +1964,6 @@ static int rtr_read_release_one(enum rtr_close how)
 	struct rapt_ep *ep;
 	struct side s;
 	int lfd, fd;
-	ssize_t n;
 
 	T(!setenv("RAPT_TCP_RTR_SETTLE_MS", "60000", 1));
 	T(!side_open(&s));
@@ -2010,6 +2059,8 @@ static const struct {
 	  test_rtr_repeat },
 	{ "wire: an IA closed at once still holds the RST for the RTR's settle time",
 	  test_rtr_settle_ia_close },
+	{ "wire: a reject's close waits for the requester's",
+	  test_wire_reject_linger },
 	{ "wire: the Read RTR's response releases a held close",
 	  test_rtr_read_release },
 	{ "wire: responder, P2P / siw / rev 1 / CRC", test_wire_responder },

@@ -448,15 +448,22 @@ static void uc_recv_all(struct peer *p)
 	}
 }
 
+/* Post every message; their completions are counted on the way (the
+ * peer's answers may come before them). */
 static void uc_send_all(struct peer *p)
 {
-	struct rapt_event ev;
 	unsigned int i;
 
 	for (i = 0; i < p->count; i++) {
 		memset(area.msgs[MAX_COUNT - 1], (int)i, p->size);
 		post_send(p, area.msgs[MAX_COUNT - 1], p->size);
 	}
+}
+
+static void uc_sends_done(struct peer *p)
+{
+	struct rapt_event ev;
+
 	while (p->sends_out)
 		wait_dto(p, RAPT_OP_SEND, &ev, "a send");
 }
@@ -468,6 +475,7 @@ static void ucmatose(struct peer *p)
 	if (p->active) {
 		uc_recv_all(p);
 		uc_send_all(p);
+		uc_sends_done(p);
 	} else {
 		struct rapt_ep_info info;
 
@@ -486,6 +494,7 @@ static void ucmatose(struct peer *p)
 		nanosleep(&ts, NULL);
 		uc_send_all(p);
 		uc_recv_all(p);
+		uc_sends_done(p);
 	}
 	printf("%u messages of %u bytes each way\n", p->count, p->size);
 }
