@@ -129,6 +129,7 @@ extern const struct conf_suite conf_suite_ia;
 extern const struct conf_suite conf_suite_objects;
 extern const struct conf_suite conf_suite_evd;
 extern const struct conf_suite conf_suite_ep;
+extern const struct conf_suite conf_suite_ep_reuse;
 extern const struct conf_suite conf_suite_cm;
 extern const struct conf_suite conf_suite_pdata;
 extern const struct conf_suite conf_suite_backlog;

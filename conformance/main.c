@@ -46,6 +46,7 @@ const struct conf_suite *const conf_suites[] = {
 	&conf_suite_objects,
 	&conf_suite_evd,
 	&conf_suite_ep,
+	&conf_suite_ep_reuse,
 	&conf_suite_cm,
 	&conf_suite_pdata,
 	&conf_suite_backlog,

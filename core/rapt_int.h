@@ -309,6 +309,7 @@ struct rapt_core_ep {
 	uint32_t rdma_read_in;
 	uint32_t rdma_read_out;
 	uint32_t post_flags;		/* RAPT_POST_* the IA supports */
+	_Atomic bool resetting;		/* rapt_ep_reset() under way */
 	/* The peer's private data, one buffer per event that may carry it,
 	 * so a queued ESTABLISHED never sees the DISCONNECTED bytes. */
 	uint32_t pdata_len;

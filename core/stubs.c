@@ -178,6 +178,16 @@ static int stub_ep_set_peer_timeout(void *pep, uint32_t timeout_ms)
 	return RAPT_ENOTSUP;
 }
 
+static int stub_ep_reset(void *pep)
+{
+	return RAPT_ENOTSUP;
+}
+
+static int stub_ep_get_status(void *pep, uint32_t *recv, uint32_t *req)
+{
+	return RAPT_ENOTSUP;
+}
+
 /* Every op of struct rapt_prov_ops, in order. */
 #define RAPT_OPS_LIST(X)						\
 	X(ia_open) X(ia_close) X(ia_query)				\
@@ -190,7 +200,8 @@ static int stub_ep_set_peer_timeout(void *pep, uint32_t timeout_ms)
 	X(psp_create) X(psp_free)					\
 	X(cr_accept) X(cr_reject)					\
 	X(evd_wait_fd) X(evd_trywait) X(evd_wait_done)			\
-	X(ep_set_peer_timeout)
+	X(ep_set_peer_timeout)						\
+	X(ep_reset) X(ep_get_status)
 
 #define STUB_INIT(op) .op = stub_##op,
 static const struct rapt_prov_ops stub_ops = {

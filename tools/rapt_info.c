@@ -47,6 +47,8 @@ static const struct {
 	{ RAPT_CAP_CONNECT_CANCEL, "CONNECT_CANCEL" },
 	{ RAPT_CAP_READ_CHECK, "READ_CHECK" },
 	{ RAPT_CAP_PEER_ERRORS, "PEER_ERRORS" },
+	{ RAPT_CAP_EP_RESET, "EP_RESET" },
+	{ RAPT_CAP_EP_STATUS, "EP_STATUS" },
 };
 
 static const char *const stream_names[RAPT_EVD_NSTREAMS] = {

@@ -319,6 +319,8 @@ int tcp_ep_create(void *pia, void *ppz, struct rapt_core_ep *cep,
 int tcp_ep_free(void *pep);
 int tcp_ep_modify(void *pep, const struct rapt_ep_attr *attr, uint32_t mask);
 int tcp_ep_set_peer_timeout(void *pep, uint32_t timeout_ms);
+int tcp_ep_reset(void *pep);
+int tcp_ep_get_status(void *pep, uint32_t *recv, uint32_t *req);
 int tcp_ep_connect(void *pep, const struct sockaddr *remote,
 		   uint64_t service_id, const void *pdata, size_t pdata_len,
 		   int64_t timeout_us);

@@ -54,7 +54,8 @@
 		  RAPT_CAP_PASSIVE_SEND_FIRST | RAPT_CAP_RAW_PDATA |	\
 		  RAPT_CAP_MULTI_EVD_STREAMS | RAPT_CAP_ZERO_LENGTH |	\
 		  RAPT_CAP_HANDSHAKE_LIMIT | RAPT_CAP_CONNECT_CANCEL |	\
-		  RAPT_CAP_READ_CHECK | RAPT_CAP_PEER_ERRORS)
+		  RAPT_CAP_READ_CHECK | RAPT_CAP_PEER_ERRORS |		\
+		  RAPT_CAP_EP_RESET | RAPT_CAP_EP_STATUS)
 
 /* ------------------------------------------------------------------ */
 /* Devices                                                             */
@@ -634,6 +635,8 @@ static const struct rapt_prov_ops tcp_ops = {
 	.ep_free = tcp_ep_free,
 	.ep_modify = tcp_ep_modify,
 	.ep_set_peer_timeout = tcp_ep_set_peer_timeout,
+	.ep_reset = tcp_ep_reset,
+	.ep_get_status = tcp_ep_get_status,
 	.ep_connect = tcp_ep_connect,
 	.ep_disconnect = tcp_ep_disconnect,
 	.post_recv = tcp_post_recv,

@@ -221,6 +221,23 @@ struct rapt_prov_ops {
 	 * RAPT_ENOTSUP (the transport's own bound applies).
 	 */
 	int (*ep_set_peer_timeout)(void *pep, uint32_t timeout_ms);
+
+	/*
+	 * ep_reset: make a finished EP new again (rapt_ep_reset()).  Called
+	 * only when the core's state is DISCONNECTED, that is after the
+	 * provider reported the connection's final event, and never while
+	 * another connect, accept or reset of the EP runs.  Keep the EP's
+	 * PZ, EVDs, attributes and peer timeout; forget the connection; the
+	 * next ep_connect or cr_accept must work as on a new EP.  Receives
+	 * may be posted concurrently.  Advertise RAPT_CAP_EP_RESET with it.
+	 * Stub: RAPT_ENOTSUP.
+	 *
+	 * ep_get_status: the number of receives (@recv) and of sends/RDMA
+	 * operations (@req) posted and not yet completed.  Any EP state.
+	 * Advertise RAPT_CAP_EP_STATUS with it.  Stub: RAPT_ENOTSUP.
+	 */
+	int (*ep_reset)(void *pep);
+	int (*ep_get_status)(void *pep, uint32_t *recv, uint32_t *req);
 };
 
 /* evd_trywait's @how. */

@@ -36,7 +36,7 @@ extern "C" {
 #endif
 
 #define RAPT_API_VERSION_MAJOR 1
-#define RAPT_API_VERSION_MINOR 2
+#define RAPT_API_VERSION_MINOR 3
 
 /* Opaque handles: incomplete types, never dereferenced. */
 struct rapt_ia;
@@ -238,6 +238,12 @@ enum rapt_transport {
  * failed completion or a BROKEN connection.  Without it (kernel siw, which
  * keeps a received Terminate to itself) the connection just ends. */
 #define RAPT_CAP_PEER_ERRORS		(1ULL << 15)
+/* rapt_ep_reset(): a disconnected EP can be made UNCONNECTED again and
+ * reused for a new connection.  Since API 1.3. */
+#define RAPT_CAP_EP_RESET		(1ULL << 16)
+/* rapt_ep_get_status() reports the receives and requests outstanding.
+ * Since API 1.3. */
+#define RAPT_CAP_EP_STATUS		(1ULL << 17)
 
 /* EVD streams (rapt_evd_create() @streams, rapt_ia_attr.evd_merge). */
 #define RAPT_EVD_DTO		(1u << 0)	/* data transfer completions */
@@ -761,7 +767,7 @@ RAPT_API int rapt_evd_query(struct rapt_evd *evd, struct rapt_evd_info *info,
 	XX(PASSIVE_PENDING,	3)	/* cr_accept called */		\
 	XX(CONNECTED,		4)	/* ESTABLISHED delivered */	\
 	XX(DISCONNECT_PENDING,	5)	/* graceful disconnect under way */ \
-	XX(DISCONNECTED,	6)	/* final; the EP can only be freed */
+	XX(DISCONNECTED,	6)	/* over: free, or rapt_ep_reset() */
 
 /** enum rapt_ep_state - an EP's connection state (RAPT_EP_UNCONNECTED, ...) */
 enum rapt_ep_state {
@@ -1014,6 +1020,67 @@ RAPT_API int rapt_ep_set_peer_timeout(struct rapt_ep *ep, uint32_t timeout_ms);
  */
 RAPT_API int rapt_ep_get_peer_timeout(struct rapt_ep *ep,
 				      uint32_t *timeout_ms);
+
+/**
+ * rapt_ep_reset - make a disconnected EP unconnected again, for reuse
+ * @ep: an EP in RAPT_EP_DISCONNECTED (or RAPT_EP_UNCONNECTED: nothing
+ *      to do)
+ *
+ * The EP keeps its PZ, EVDs, attributes, peer timeout and context, and
+ * forgets its last connection: negotiated read depths, addresses, the
+ * peer's private data and RAPT_EPI_* flags.  Every receive and request of
+ * that connection has completed (FLUSHED at the latest) before
+ * DISCONNECTED, so the queues are empty; receives posted after the reset
+ * wait for the next connection, which rapt_ep_connect() or
+ * rapt_cr_accept() starts as on a new EP.  Events of the old connection
+ * still queued on the EVDs stay there and name this same handle: dequeue
+ * them before the reset to tell them apart.  Since API 1.3.
+ *
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_ENOTSUP (no
+ * RAPT_CAP_EP_RESET), RAPT_ESTATE (the EP is connected or a connection is
+ * pending or closing: disconnect it first and wait for DISCONNECTED; or
+ * another thread is resetting it).
+ */
+RAPT_API int rapt_ep_reset(struct rapt_ep *ep);
+
+/* struct rapt_ep_status.flags */
+#define RAPT_EPS_RECV_IDLE	(1u << 0)	/* no receive outstanding */
+#define RAPT_EPS_REQUEST_IDLE	(1u << 1)	/* no send/RDMA outstanding */
+
+/**
+ * struct rapt_ep_status - rapt_ep_get_status() output
+ * @state: enum rapt_ep_state
+ * @flags: RAPT_EPS_* bits
+ * @recv_posted: receives posted and not yet completed
+ * @request_outstanding: sends, RDMA writes and RDMA reads posted and not
+ *        yet completed (a RAPT_POST_SUPPRESS one counts until it is done)
+ */
+struct rapt_ep_status {
+	uint32_t state;
+	uint32_t flags;
+	uint32_t recv_posted;
+	uint32_t request_outstanding;
+};
+
+/**
+ * rapt_ep_get_status - an EP's state and whether work is outstanding
+ * @ep: the EP, in any state
+ * @status: output
+ * @status_size: sizeof(*status) as the caller knows it
+ *
+ * A consumer that wants to reuse or free an EP without losing track of a
+ * buffer asks whether the EP still owns any: RAPT_EPS_RECV_IDLE and
+ * RAPT_EPS_REQUEST_IDLE say no work of that kind is outstanding (its
+ * completions may still be queued on the EVDs, not yet dequeued).  The
+ * answer is a snapshot: another thread's post or the peer's traffic may
+ * change it at once.  Since API 1.3.
+ *
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_EINVAL (no output),
+ * RAPT_ENOTSUP (no RAPT_CAP_EP_STATUS).
+ */
+RAPT_API int rapt_ep_get_status(struct rapt_ep *ep,
+				struct rapt_ep_status *status,
+				size_t status_size);
 
 /**
  * struct rapt_sge - one scatter/gather element
