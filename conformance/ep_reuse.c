@@ -15,21 +15,6 @@
 
 #define MSG_OFF 1024	/* where each role builds the message it sends */
 
-static void expect_state(struct conf_ctx *c, struct rapt_ep *ep, uint32_t want,
-			 const char *file, int line)
-{
-	enum rapt_ep_state st = 0;
-	int rc = rapt_ep_get_state(ep, &st);
-
-	conf_check(c, rc == 0 && st == want, file, line,
-		   "EP state is %s (rc %s), expected %s",
-		   rapt_ep_state_name(st), rapt_err_name(rc),
-		   rapt_ep_state_name(want));
-}
-
-#define EXPECT_STATE(ep, want)						\
-	expect_state(c, (ep), (want), __FILE__, __LINE__)
-
 /* Receive cookie 0 and check its bytes: round @r's message. */
 static int recv_round(struct conf_ctx *c, struct conf_ep_set *s, unsigned r)
 {
@@ -59,10 +44,10 @@ static int reset_round(struct conf_ctx *c, struct conf_ep_set *s)
 
 	TRY(EXPECT_DTO(s->recv_evd, RAPT_OP_RECV, RAPT_DTO_FLUSHED, 1, NULL));
 	TRY(EXPECT_EVENT(s->conn_evd, RAPT_EV_DISCONNECTED, &ev));
-	EXPECT_STATE(s->ep, RAPT_EP_DISCONNECTED);
+	EXPECT_EP_STATE(s->ep, RAPT_EP_DISCONNECTED);
 	REQUIRE_OK(rapt_ep_query(s->ep, &before, sizeof(before)));
 	REQUIRE_OK(rapt_ep_reset(s->ep));
-	EXPECT_STATE(s->ep, RAPT_EP_UNCONNECTED);
+	EXPECT_EP_STATE(s->ep, RAPT_EP_UNCONNECTED);
 	REQUIRE_OK(rapt_ep_query(s->ep, &after, sizeof(after)));
 	EXPECT(memcmp(&before.attr, &after.attr, sizeof(after.attr)) == 0);
 	EXPECT_EQU(after.rdma_read_in, 0);
@@ -94,7 +79,7 @@ static void reset_active(struct conf_ctx *c)
 	TRY(conf_set_create(c, &s, NULL));
 	SKIP_UNLESS_CAP(RAPT_CAP_EP_RESET, rapt_ep_reset(s.ep));
 	EXPECT_OK(rapt_ep_reset(s.ep));	/* UNCONNECTED: nothing to do */
-	EXPECT_STATE(s.ep, RAPT_EP_UNCONNECTED);
+	EXPECT_EP_STATE(s.ep, RAPT_EP_UNCONNECTED);
 	TRY(conf_lookup(c, &addr, &sid));
 	for (r = 0; r < 3; r++) {
 		TRY(round_recvs(c, &s));
@@ -147,10 +132,7 @@ out:
 static int self_connect(struct conf_ctx *c, struct conf_ep_set *a,
 			struct conf_listener *l, struct rapt_cr **cr)
 {
-	REQUIRE_OK(rapt_ep_connect(a->ep,
-				   (const struct sockaddr *)&c->attr.local_addr,
-				   l->sid, NULL, 0,
-				   conf_tmo(c, 20000) * 1000LL));
+	TRY(conf_self_connect(c, a->ep, l->sid));
 	TRY(conf_get_cr(c, l, conf_tmo(c, CONF_TMO_MS), cr, NULL));
 	return 0;
 out:
@@ -173,13 +155,13 @@ static void t_reset_states(struct conf_ctx *c)
 	TRY(conf_listen(c, &l, NULL));
 	TRY(self_connect(c, &a, &l, &cr));
 	EXPECT_RC(rapt_ep_reset(a.ep), RAPT_ESTATE);	/* ACTIVE_PENDING */
-	EXPECT_STATE(a.ep, RAPT_EP_ACTIVE_PENDING);
+	EXPECT_EP_STATE(a.ep, RAPT_EP_ACTIVE_PENDING);
 	REQUIRE_OK(rapt_cr_reject(cr, NULL, 0));
 	conf_untrack(c, cr);
 	TRY(EXPECT_EVENT(a.conn_evd, RAPT_EV_PEER_REJECTED, &ev));
-	EXPECT_STATE(a.ep, RAPT_EP_DISCONNECTED);
+	EXPECT_EP_STATE(a.ep, RAPT_EP_DISCONNECTED);
 	REQUIRE_OK(rapt_ep_reset(a.ep));
-	EXPECT_STATE(a.ep, RAPT_EP_UNCONNECTED);
+	EXPECT_EP_STATE(a.ep, RAPT_EP_UNCONNECTED);
 	/* The same EP connects again; the passive EP too, after an abrupt
 	 * end, in PASSIVE_PENDING and CONNECTED refusing a reset. */
 	TRY(self_connect(c, &a, &l, &cr));
@@ -195,7 +177,7 @@ static void t_reset_states(struct conf_ctx *c)
 	TRY(recv_round(c, &a, 6));
 	EXPECT_RC(rapt_ep_reset(a.ep), RAPT_ESTATE);
 	EXPECT_RC(rapt_ep_reset(p.ep), RAPT_ESTATE);
-	EXPECT_STATE(p.ep, RAPT_EP_CONNECTED);
+	EXPECT_EP_STATE(p.ep, RAPT_EP_CONNECTED);
 	REQUIRE_OK(rapt_ep_disconnect(p.ep, RAPT_CLOSE_ABRUPT, NULL, 0));
 	TRY(EXPECT_EVENT(p.conn_evd, RAPT_EV_DISCONNECTED, &ev));
 	TRY(conf_wait_down(c, &a, &ev));

@@ -246,7 +246,7 @@ RAPT_API int rapt_ep_free(struct rapt_ep *handle)
 	struct rapt_obj *o;
 	int ret;
 
-	ret = rapt__obj_kill(handle, RAPT_CLS_EP, "calls", &o);
+	ret = rapt__obj_kill(handle, RAPT_CLS_EP, "calls or an RSP", &o);
 	if (ret)
 		return ret;
 	ep = (struct rapt_core_ep *)o;

@@ -52,6 +52,7 @@ enum rapt_cls {
 	RAPT_CLS_EP = RAPT_HANDLE_EP,
 	RAPT_CLS_PSP = RAPT_HANDLE_PSP,
 	RAPT_CLS_CR = RAPT_HANDLE_CR,
+	RAPT_CLS_RSP = RAPT_HANDLE_RSP,
 	RAPT_CLS_MAX,
 };
 
@@ -320,6 +321,11 @@ struct rapt_core_ep {
 	struct sockaddr_storage remote_addr;
 };
 
+/*
+ * A listener: a PSP (class RAPT_CLS_PSP), or an RSP (RAPT_CLS_RSP, rsp.c),
+ * which is a PSP with a backlog of one that admits one request in its
+ * life and holds the EP its CR must be accepted with.
+ */
 struct rapt_core_psp {
 	struct rapt_obj obj;		/* must stay first */
 	struct rapt_core_evd *cr_evd;
@@ -327,13 +333,32 @@ struct rapt_core_psp {
 	pthread_cond_t ready_cv;	/* ready became true */
 	bool ready;			/* psp_create returned: obj.prov set */
 	bool closing;
+	bool one_shot;			/* an RSP */
+	bool spent;			/* an RSP whose request was admitted */
+	/* An RSP's EP while reserved, with a user of it; NULL once an
+	 * accept took it.  @rsp_ep_handle stays, for rapt_rsp_query(). */
+	struct rapt_core_ep *rsp_ep;
+	struct rapt_ep *rsp_ep_handle;
 	struct rapt_psp_info info;
 };
+
+/* Create a listener: a PSP, or an RSP for @rsp_ep (reserved by the
+ * caller, whose user of it the RSP takes over on success).  @what names
+ * the call in errors.  Return: the published object, or an error. */
+int rapt__psp_open(struct rapt_ia *ia, uint64_t sid, struct rapt_evd *cr_evd,
+		   const struct rapt_psp_attr *attr,
+		   struct rapt_core_ep *rsp_ep, const char *what,
+		   struct rapt_core_psp **out);
+/* Free a listener of class @cls; for an RSP, hand back in @rsp_ep the EP
+ * still reserved (with the RSP's user of it), or NULL. */
+int rapt__psp_destroy(const void *handle, uint32_t cls,
+		      struct rapt_core_ep **rsp_ep);
 
 /* Free the cancelled CRs the consumer never decided (at IA close). */
 void rapt__cr_reap_orphans(struct rapt_core_ia *ia);
 
 int rapt__psp_admit(struct rapt_core_psp *psp);
+void rapt__psp_unadmit(struct rapt_core_psp *psp);
 /* The provider's PSP object; waits until its psp_create has returned. */
 void *rapt__psp_prov(struct rapt_core_psp *psp);
 void rapt__psp_release(struct rapt_core_psp *psp, int outcome);

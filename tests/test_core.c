@@ -197,6 +197,7 @@ static const struct {
 	{ 4, "CONNECTED" },
 	{ 5, "DISCONNECT_PENDING" },
 	{ 6, "DISCONNECTED" },
+	{ 7, "RESERVED" },
 };
 
 #define COUNT_ONE(name, val) + 1
@@ -222,7 +223,7 @@ static void test_event_names(void)
 
 static void test_ep_state_names(void)
 {
-	static const uint32_t unknown[] = { 0, 7, 0x0201, 0xffffffff };
+	static const uint32_t unknown[] = { 0, 8, 0x0201, 0xffffffff };
 	size_t i;
 
 	CU_ASSERT_EQUAL(sizeof(ep_state_names) / sizeof(ep_state_names[0]),

@@ -4,7 +4,9 @@
  *
  * Objects: IA (interface adapter), PZ (protection zone), LMR (registered
  * memory), EVD (event dispatcher), EP (reliable connected endpoint), PSP
- * (public service point, a listener) and CR (connection request).
+ * (public service point, a listener), CR (connection request) and, since
+ * API 1.3, RSP (reserved service point: a one-shot listener bound to one
+ * EP).
  *
  * Handles are opaque: the pointer types below are never dereferenced, their
  * values are tagged, generation-checked references into rapt's handle table.
@@ -46,6 +48,7 @@ struct rapt_evd;
 struct rapt_ep;
 struct rapt_psp;
 struct rapt_cr;
+struct rapt_rsp;
 
 /** enum rapt_handle_type - what kind of object a handle names */
 enum rapt_handle_type {
@@ -56,6 +59,7 @@ enum rapt_handle_type {
 	RAPT_HANDLE_EP,
 	RAPT_HANDLE_PSP,
 	RAPT_HANDLE_CR,
+	RAPT_HANDLE_RSP,		/* since API 1.3 */
 };
 
 /* Timeouts are in microseconds; this one means "wait forever". */
@@ -537,15 +541,18 @@ struct rapt_event_dto {
 #define RAPT_DTO_INVALIDATED	(1u << 1)	/* send with invalidate */
 
 /**
- * struct rapt_event_cr - a connection request arrived on a PSP
- * @psp: the PSP
+ * struct rapt_event_cr - a connection request arrived on a PSP or an RSP
+ * @psp: the PSP, or NULL for a request that arrived on an RSP
  * @cr: the request; read it with rapt_cr_query(), then accept or reject
  * @service_id: the service id it arrived on
+ * @rsp: the RSP it arrived on, or NULL (a PSP's).  Since API 1.3; it fits
+ *       in the event union's old size, so the event's layout is unchanged.
  */
 struct rapt_event_cr {
 	struct rapt_psp *psp;
 	struct rapt_cr *cr;
 	uint64_t service_id;
+	struct rapt_rsp *rsp;
 };
 
 /**
@@ -767,7 +774,8 @@ RAPT_API int rapt_evd_query(struct rapt_evd *evd, struct rapt_evd_info *info,
 	XX(PASSIVE_PENDING,	3)	/* cr_accept called */		\
 	XX(CONNECTED,		4)	/* ESTABLISHED delivered */	\
 	XX(DISCONNECT_PENDING,	5)	/* graceful disconnect under way */ \
-	XX(DISCONNECTED,	6)	/* over: free, or rapt_ep_reset() */
+	XX(DISCONNECTED,	6)	/* over: free, or rapt_ep_reset() */ \
+	XX(RESERVED,		7)	/* bound to an RSP (API 1.3) */
 
 /** enum rapt_ep_state - an EP's connection state (RAPT_EP_UNCONNECTED, ...) */
 enum rapt_ep_state {
@@ -1290,6 +1298,7 @@ RAPT_API int rapt_psp_free(struct rapt_psp *psp);
  * @rdma_read_out: ORD the requester asks for
  * @remote_addr: the requester's address
  * @local_addr: the address the request arrived at
+ * @rsp: the RSP it arrived on (then @psp is NULL), or NULL; since API 1.3
  */
 struct rapt_cr_info {
 	struct rapt_psp *psp;
@@ -1301,6 +1310,7 @@ struct rapt_cr_info {
 	uint32_t rdma_read_out;
 	struct sockaddr_storage remote_addr;
 	struct sockaddr_storage local_addr;
+	struct rapt_rsp *rsp;
 };
 
 /**
@@ -1318,7 +1328,8 @@ RAPT_API int rapt_cr_query(struct rapt_cr *cr, struct rapt_cr_info *info,
  * rapt_cr_accept - accept a connection request
  * @cr: the CR (its handle is freed by this call when it succeeds)
  * @ep: an EP of the same IA in RAPT_EP_UNCONNECTED, created before or after
- *      the CR arrived
+ *      the CR arrived; for a CR that arrived on an RSP, the RSP's EP (in
+ *      RAPT_EP_RESERVED), and no other
  * @pdata: private data for the requester, or NULL
  * @pdata_len: its length, at most rapt_ia_attr.pdata_accept
  *
@@ -1326,7 +1337,8 @@ RAPT_API int rapt_cr_query(struct rapt_cr *cr, struct rapt_cr_info *info,
  * ESTABLISHED (the EP may send at once) or ACCEPT_ERROR.
  *
  * Return: 0, RAPT_ESTATE (EP not unconnected, or another thread is deciding
- * this CR), RAPT_ELENGTH, RAPT_EINVAL (EP of another IA), RAPT_EBADHANDLE,
+ * this CR), RAPT_ELENGTH, RAPT_EINVAL (EP of another IA; for an RSP's CR,
+ * an EP other than the RSP's: the CR stays undecided), RAPT_EBADHANDLE,
  * RAPT_ENOTCONN (the requester went away; the CR is freed).
  */
 RAPT_API int rapt_cr_accept(struct rapt_cr *cr, struct rapt_ep *ep,
@@ -1348,6 +1360,86 @@ RAPT_API int rapt_cr_accept(struct rapt_cr *cr, struct rapt_ep *ep,
  */
 RAPT_API int rapt_cr_reject(struct rapt_cr *cr, const void *pdata,
 			    size_t pdata_len);
+
+/* ------------------------------------------------------------------ */
+/* RSP (since API 1.3)                                                 */
+/* ------------------------------------------------------------------ */
+
+/**
+ * rapt_rsp_create - a one-shot listener bound to one EP
+ * @ia: the IA
+ * @service_id: within the IA's service-id range, or RAPT_SERVICE_ID_ANY
+ * @ep: an EP of @ia in RAPT_EP_UNCONNECTED; it becomes RAPT_EP_RESERVED
+ * @cr_evd: EVD (RAPT_EVD_CR) that gets the CR_ARRIVAL
+ * @rsp: output handle
+ *
+ * A reserved service point is the simplest passive side: the EP exists
+ * before the request, and the one request that arrives is the only one
+ * the RSP ever delivers (its CR_ARRIVAL names the RSP in u.cr.rsp and has
+ * u.cr.psp NULL).  That CR can be accepted only with @ep; rejecting it
+ * leaves @ep reserved until the RSP is freed.  Every later request is
+ * refused by rapt itself: the requester sees NON_PEER_REJECTED with
+ * reason RAPT_REJECT_BUSY while the RSP exists, and nothing listens once
+ * it is freed.  A reserved EP cannot connect, be accepted by a PSP's CR,
+ * be modified, reset or freed (RAPT_EBUSY): an accept hands it back to
+ * the consumer as a normal EP, rapt_rsp_free() as an UNCONNECTED one.
+ * Receives may be posted on it.  DAT's dat_rsp_create(), on every
+ * provider that has listeners.  Since API 1.3.
+ *
+ * Return: 0, RAPT_ESTATE (@ep is not UNCONNECTED), RAPT_ERANGE (service id
+ * out of range), RAPT_EADDRINUSE, RAPT_EINVAL (NULL output, EP or EVD of
+ * another IA, EVD without RAPT_EVD_CR), RAPT_EBADHANDLE,
+ * RAPT_EHANDLETYPE, RAPT_ENOMEM.
+ */
+RAPT_API int rapt_rsp_create(struct rapt_ia *ia, uint64_t service_id,
+			     struct rapt_ep *ep, struct rapt_evd *cr_evd,
+			     struct rapt_rsp **rsp);
+
+/* struct rapt_rsp_info.flags */
+#define RAPT_RSPI_SPENT		(1u << 0)	/* its one request arrived */
+
+/**
+ * struct rapt_rsp_info - rapt_rsp_query() output
+ * @service_id: the service id listened on
+ * @ep: the EP the RSP was created with
+ * @flags: RAPT_RSPI_* bits
+ * @pending_crs: 1 while its CR is delivered and undecided, else 0
+ * @busy_rejects: requests refused so far (those after the first, and any
+ *                over the handshake limit)
+ */
+struct rapt_rsp_info {
+	uint64_t service_id;
+	struct rapt_ep *ep;
+	uint32_t flags;
+	uint32_t pending_crs;
+	uint64_t busy_rejects;
+};
+
+/**
+ * rapt_rsp_query - read an RSP's state
+ * @rsp: the RSP
+ * @info: output
+ * @info_size: sizeof(*info) as the caller knows it
+ *
+ * Since API 1.3.
+ *
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_EINVAL.
+ */
+RAPT_API int rapt_rsp_query(struct rapt_rsp *rsp, struct rapt_rsp_info *info,
+			    size_t info_size);
+
+/**
+ * rapt_rsp_free - stop listening and release the EP
+ * @rsp: the RSP
+ *
+ * An EP still reserved (its CR never came, or was rejected or withdrawn)
+ * becomes RAPT_EP_UNCONNECTED again; an EP that accepted the CR lives on
+ * with its connection.  Since API 1.3.
+ *
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_EBUSY while its CR
+ * is delivered and undecided.
+ */
+RAPT_API int rapt_rsp_free(struct rapt_rsp *rsp);
 
 #ifdef __cplusplus
 }
