@@ -132,6 +132,7 @@ extern const struct conf_suite conf_suite_ep;
 extern const struct conf_suite conf_suite_ep_reuse;
 extern const struct conf_suite conf_suite_cm;
 extern const struct conf_suite conf_suite_rsp;
+extern const struct conf_suite conf_suite_srq;
 extern const struct conf_suite conf_suite_pdata;
 extern const struct conf_suite conf_suite_backlog;
 extern const struct conf_suite conf_suite_rtr;
@@ -209,6 +210,7 @@ enum conf_obj_kind {
 	CONF_OBJ_CR = 0,	/* freed first: undecided CRs are rejected */
 	CONF_OBJ_RSP,		/* before its EP, which it holds */
 	CONF_OBJ_EP,
+	CONF_OBJ_SRQ,		/* after its EPs */
 	CONF_OBJ_PSP,
 	CONF_OBJ_LMR,
 	CONF_OBJ_EVD,

@@ -435,6 +435,8 @@ static int free_obj(const struct conf_obj *o)
 		return rapt_rsp_free(o->h);
 	case CONF_OBJ_EP:
 		return rapt_ep_free(o->h);
+	case CONF_OBJ_SRQ:
+		return rapt_srq_free(o->h);
 	case CONF_OBJ_PSP:
 		return rapt_psp_free(o->h);
 	case CONF_OBJ_LMR:

@@ -53,6 +53,7 @@ enum rapt_cls {
 	RAPT_CLS_PSP = RAPT_HANDLE_PSP,
 	RAPT_CLS_CR = RAPT_HANDLE_CR,
 	RAPT_CLS_RSP = RAPT_HANDLE_RSP,
+	RAPT_CLS_SRQ = RAPT_HANDLE_SRQ,
 	RAPT_CLS_MAX,
 };
 
@@ -238,6 +239,7 @@ struct rapt_core_ia {
 	uint32_t norphans;		/* orphans not yet freed (cr.c) */
 	pthread_cond_t orphans_gone;	/* norphans reached 0 */
 	_Atomic uint32_t peer_timeout_ms;	/* new EPs' (peer_timeout.c) */
+	_Atomic uint32_t nsrq;		/* SRQs, against attr.max_srq (srq.c) */
 };
 
 static inline const struct rapt_prov_ops *rapt__ops(struct rapt_obj *o)
@@ -311,6 +313,7 @@ struct rapt_core_ep {
 	uint32_t rdma_read_out;
 	uint32_t post_flags;		/* RAPT_POST_* the IA supports */
 	_Atomic bool resetting;		/* rapt_ep_reset() under way */
+	struct rapt_core_srq *srq;	/* its receives' SRQ (a user), or NULL */
 	/* The peer's private data, one buffer per event that may carry it,
 	 * so a queued ESTABLISHED never sees the DISCONNECTED bytes. */
 	uint32_t pdata_len;
@@ -353,6 +356,20 @@ int rapt__psp_open(struct rapt_ia *ia, uint64_t sid, struct rapt_evd *cr_evd,
  * still reserved (with the RSP's user of it), or NULL. */
 int rapt__psp_destroy(const void *handle, uint32_t cls,
 		      struct rapt_core_ep **rsp_ep);
+
+/* A shared receive queue (srq.c).  Its EPs each hold a user of it. */
+struct rapt_core_srq {
+	struct rapt_obj obj;		/* must stay first; parent: its PZ */
+	pthread_mutex_t lock;		/* guards attr */
+	struct rapt_srq_attr attr;
+	_Atomic uint32_t neps;
+};
+
+/* srq.c: take the SRQ an EP is created on (a user the EP keeps); check
+ * it is of @pz.  Adjusts @a's receive depth and SGEs for the provider. */
+int rapt__srq_bind(struct rapt_srq *handle, struct rapt_obj *pz,
+		   struct rapt_ep_attr *a, struct rapt_core_srq **out);
+void rapt__srq_unbind(struct rapt_core_srq *srq);
 
 /* Free the cancelled CRs the consumer never decided (at IA close). */
 void rapt__cr_reap_orphans(struct rapt_core_ia *ia);

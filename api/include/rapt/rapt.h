@@ -6,7 +6,7 @@
  * memory), EVD (event dispatcher), EP (reliable connected endpoint), PSP
  * (public service point, a listener), CR (connection request) and, since
  * API 1.3, RSP (reserved service point: a one-shot listener bound to one
- * EP).
+ * EP) and SRQ (shared receive queue).
  *
  * Handles are opaque: the pointer types below are never dereferenced, their
  * values are tagged, generation-checked references into rapt's handle table.
@@ -49,6 +49,7 @@ struct rapt_ep;
 struct rapt_psp;
 struct rapt_cr;
 struct rapt_rsp;
+struct rapt_srq;
 
 /** enum rapt_handle_type - what kind of object a handle names */
 enum rapt_handle_type {
@@ -60,6 +61,7 @@ enum rapt_handle_type {
 	RAPT_HANDLE_PSP,
 	RAPT_HANDLE_CR,
 	RAPT_HANDLE_RSP,		/* since API 1.3 */
+	RAPT_HANDLE_SRQ,		/* since API 1.3 */
 };
 
 /* Timeouts are in microseconds; this one means "wait forever". */
@@ -248,6 +250,9 @@ enum rapt_transport {
 /* rapt_ep_get_status() reports the receives and requests outstanding.
  * Since API 1.3. */
 #define RAPT_CAP_EP_STATUS		(1ULL << 17)
+/* Shared receive queues: rapt_srq_create(), rapt_ep_create_with_srq().
+ * The limits are max_srq, max_srq_recv and max_srq_sge.  Since API 1.3. */
+#define RAPT_CAP_SRQ			(1ULL << 18)
 
 /* EVD streams (rapt_evd_create() @streams, rapt_ia_attr.evd_merge). */
 #define RAPT_EVD_DTO		(1u << 0)	/* data transfer completions */
@@ -287,6 +292,9 @@ enum rapt_transport {
  * @service_id_max: highest service id
  * @evd_merge: for stream bit i, the streams that may share an EVD with it
  * @local_addr: the IA's own address (its listeners bind here)
+ * @max_srq: most SRQs the IA can hold (0 without RAPT_CAP_SRQ); API 1.3
+ * @max_srq_recv: most receives one SRQ holds; API 1.3
+ * @max_srq_sge: most SGEs in an SRQ's receive; API 1.3
  *
  * The pdata_* limits are what the consumer may pass: the transport's own
  * limit minus rapt's private-data header.  An EP in RAPT_EP_RAW_PDATA mode
@@ -320,6 +328,11 @@ struct rapt_ia_attr {
 	uint64_t service_id_max;
 	uint32_t evd_merge[RAPT_EVD_NSTREAMS];
 	struct sockaddr_storage local_addr;
+	/* API 1.3: read them only with an attr_size that covers them. */
+	uint32_t max_srq;
+	uint32_t max_srq_recv;
+	uint32_t max_srq_sge;
+	uint32_t reserved;
 };
 
 /* Bytes of rapt's own header in framed private data. */
@@ -471,6 +484,7 @@ RAPT_API int rapt_lmr_free(struct rapt_lmr *lmr);
 	XX(ASYNC_EP_BROKEN,	0x0402)					\
 	XX(ASYNC_IA_CATASTROPHIC, 0x0403)				\
 	XX(ASYNC_PROVIDER_ERROR, 0x0404)				\
+	XX(ASYNC_SRQ_LOW_WATERMARK, 0x0405)	/* API 1.3 */		\
 									\
 	XX(SOFTWARE,		0x0801)	/* stream RAPT_EVD_SOFTWARE */
 
@@ -582,8 +596,10 @@ struct rapt_event_conn {
 /**
  * struct rapt_event_async - an asynchronous error
  * @handle: the object it concerns (an EVD for EVD_OVERFLOW, an EP for
- *          EP_BROKEN, the IA for IA_CATASTROPHIC)
- * @count: for EVD_OVERFLOW, how many events the EVD has lost so far
+ *          EP_BROKEN, the IA for IA_CATASTROPHIC, an SRQ for
+ *          SRQ_LOW_WATERMARK)
+ * @count: for EVD_OVERFLOW, how many events the EVD has lost so far; for
+ *         SRQ_LOW_WATERMARK, the receives the SRQ held then
  * @prov_status: provider-specific detail
  */
 struct rapt_event_async {
@@ -1440,6 +1456,148 @@ RAPT_API int rapt_rsp_query(struct rapt_rsp *rsp, struct rapt_rsp_info *info,
  * is delivered and undecided.
  */
 RAPT_API int rapt_rsp_free(struct rapt_rsp *rsp);
+
+/* ------------------------------------------------------------------ */
+/* SRQ (since API 1.3)                                                 */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct rapt_srq_attr - what an SRQ is created with
+ * @max_recv: receives it holds at most, 1..max_srq_recv
+ * @max_recv_sge: SGEs per receive (0: 4, capped at max_srq_sge)
+ * @low_watermark: RAPT_EV_ASYNC_SRQ_LOW_WATERMARK when the posted
+ *                 receives fall below it (0: never)
+ * @flags: reserved, 0
+ */
+struct rapt_srq_attr {
+	uint32_t max_recv;
+	uint32_t max_recv_sge;
+	uint32_t low_watermark;
+	uint32_t flags;
+};
+
+/**
+ * rapt_srq_create - create a shared receive queue
+ * @pz: its protection zone: its receives' memory and its EPs are of it
+ * @attr: attributes (required)
+ * @srq: output handle
+ *
+ * One queue of receives that many EPs consume (rapt_ep_create_with_srq()),
+ * so a server with thousands of connections posts one ring instead of one
+ * per EP.  A message arriving on such an EP takes the oldest receive of
+ * the SRQ; its completion goes to that EP's receive EVD and names the EP.
+ * When the SRQ is empty the message has no buffer: the contract is that
+ * the connection it arrived on breaks (RAPT_EV_BROKEN on both sides; on
+ * iWARP a Terminate, DDP "no buffer"), nothing is delivered elsewhere and
+ * nothing is lost silently; keep the SRQ above its low watermark.  Since
+ * API 1.3.
+ *
+ * Return: 0, RAPT_ENOTSUP (no RAPT_CAP_SRQ), RAPT_EINVAL (NULL attr or
+ * output, max_recv 0, flags), RAPT_ERANGE (above max_srq_recv,
+ * max_srq_sge, or a low watermark above max_recv), RAPT_EBUSY (max_srq
+ * SRQs exist), RAPT_EBADHANDLE, RAPT_ENOMEM.
+ */
+RAPT_API int rapt_srq_create(struct rapt_pz *pz,
+			     const struct rapt_srq_attr *attr,
+			     struct rapt_srq **srq);
+
+/**
+ * rapt_srq_free - free a shared receive queue
+ * @srq: the SRQ
+ *
+ * Receives still posted are dropped without a completion: their buffers
+ * are the consumer's again.  Since API 1.3.
+ *
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_EBUSY while EPs use
+ * it.
+ */
+RAPT_API int rapt_srq_free(struct rapt_srq *srq);
+
+/**
+ * rapt_srq_post_recv - post a receive to a shared receive queue
+ * @srq: the SRQ
+ * @sgl: scatter list, in the SRQ's PZ
+ * @nsge: its length (0 for a zero-length receive), at most max_recv_sge
+ * @cookie: returned in the completion
+ *
+ * Receives are consumed oldest first, by whichever of the SRQ's EPs gets a
+ * message.  Since API 1.3.
+ *
+ * Return: 0, RAPT_ENOSPC (max_recv receives are posted), RAPT_EINVAL (too
+ * many SGEs, NULL list), RAPT_EBADHANDLE, RAPT_EHANDLETYPE.
+ */
+RAPT_API int rapt_srq_post_recv(struct rapt_srq *srq,
+				const struct rapt_sge *sgl, unsigned int nsge,
+				uint64_t cookie);
+
+/**
+ * struct rapt_srq_info - rapt_srq_query() output
+ * @attr: current attributes
+ * @posted: receives posted and not yet taken by a message
+ * @neps: EPs created on it
+ */
+struct rapt_srq_info {
+	struct rapt_srq_attr attr;
+	uint32_t posted;
+	uint32_t neps;
+};
+
+/**
+ * rapt_srq_query - read an SRQ's attributes and fill
+ * @srq: the SRQ
+ * @info: output
+ * @info_size: sizeof(*info) as the caller knows it
+ *
+ * Since API 1.3.
+ *
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_EINVAL.
+ */
+RAPT_API int rapt_srq_query(struct rapt_srq *srq, struct rapt_srq_info *info,
+			    size_t info_size);
+
+/**
+ * rapt_srq_resize - change an SRQ's depth and low watermark
+ * @srq: the SRQ
+ * @max_recv: new depth, at least the receives posted now, at most
+ *            max_srq_recv
+ * @low_watermark: new low watermark (0: none), at most @max_recv
+ *
+ * Setting the watermark also re-arms its event: it fires again the next
+ * time the posted receives fall below it.  Since API 1.3.
+ *
+ * Return: 0, RAPT_ERANGE, RAPT_EINVAL (@max_recv 0), RAPT_EBADHANDLE,
+ * RAPT_EHANDLETYPE.
+ */
+RAPT_API int rapt_srq_resize(struct rapt_srq *srq, uint32_t max_recv,
+			     uint32_t low_watermark);
+
+/**
+ * rapt_ep_create_with_srq - create an endpoint that receives from an SRQ
+ * @pz: protection zone, the SRQ's
+ * @srq: the SRQ its messages take their receives from
+ * @recv_evd: EVD for its receive completions (RAPT_EVD_DTO), or NULL
+ * @request_evd: EVD for send/RDMA completions (RAPT_EVD_DTO), or NULL
+ * @connect_evd: EVD for connection events (RAPT_EVD_CONNECTION); required
+ * @attr: attributes, or NULL; max_recv and max_recv_sge are the SRQ's
+ *        business and ignored
+ * @ep: output handle
+ *
+ * As rapt_ep_create(), but rapt_ep_post_recv() on this EP fails with
+ * RAPT_EINVAL: its receives come from @srq.  A receive a message has
+ * started to fill belongs to the EP: if the connection ends, it completes
+ * FLUSHED on the EP's receive EVD; receives still in the SRQ stay there.
+ * rapt_ep_get_status() counts such a receive only.  The SRQ cannot be
+ * freed while the EP exists.  Since API 1.3.
+ *
+ * Return: as rapt_ep_create(), and RAPT_ENOTSUP (no RAPT_CAP_SRQ),
+ * RAPT_EINVAL (an SRQ of another PZ).
+ */
+RAPT_API int rapt_ep_create_with_srq(struct rapt_pz *pz, struct rapt_srq *srq,
+				     struct rapt_evd *recv_evd,
+				     struct rapt_evd *request_evd,
+				     struct rapt_evd *connect_evd,
+				     const struct rapt_ep_attr *attr,
+				     struct rapt_ep **ep);
 
 #ifdef __cplusplus
 }
