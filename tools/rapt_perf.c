@@ -31,6 +31,7 @@ enum {
 	OPT_THREAD,
 	OPT_PDATA,
 	OPT_DEPTH,
+	OPT_SRQ,
 	OPT_MAX_SIZE,
 	OPT_DISC_WAIT,
 	OPT_VERSION,
@@ -54,6 +55,7 @@ static const struct option long_opts[] = {
 	{ "loopback-thread", no_argument, NULL, OPT_THREAD },
 	{ "pdata", required_argument, NULL, OPT_PDATA },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
+	{ "srq", required_argument, NULL, OPT_SRQ },
 	{ "disc-wait", no_argument, NULL, OPT_DISC_WAIT },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
@@ -89,6 +91,8 @@ static void usage(FILE *f)
 "      --loopback-thread  server in a thread of this process\n"
 "      --pdata BYTES    connection tests: private data each way (32)\n"
 "      --depth N        connection tests: EP queue depths (provider's)\n"
+"      --srq N          connection tests: the EPs this side creates take\n"
+"                       their receives from one SRQ of N receives\n"
 "      --disc-wait      connrate: wait for DISCONNECTED before the next\n"
 "      --json           one JSON object per result line\n"
 "      --progress       progress line on stderr even when not a tty\n"
@@ -183,6 +187,9 @@ static int parse_num(int c, const char *arg, struct perf_opts *o)
 	case OPT_DEPTH:
 		o->depth = (uint32_t)v;
 		return v <= 65535 ? 0 : -1;
+	case OPT_SRQ:
+		o->srq = (uint32_t)v;
+		return v && v <= UINT32_MAX ? 0 : -1;
 	case 'T':
 		o->timeout_s = v;
 		return 0;
