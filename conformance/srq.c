@@ -355,6 +355,117 @@ out:
 	return;
 }
 
+#define STORM_MSGS 10	/* per EP */
+
+/* Connect @n EPs on @srq, passive @p[i] to active @a[i]. */
+static int storm_connect(struct conf_ctx *c, struct rig *r, unsigned int n,
+			 struct rapt_ep **p, struct rapt_ep **a)
+{
+	struct rapt_event ev;
+	struct rapt_cr *cr;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		REQUIRE_OK(rapt_ep_create_with_srq(c->pz, r->srq,
+						   r->ps.recv_evd, NULL,
+						   r->ps.conn_evd, NULL, &p[i]));
+		conf_track(c, CONF_OBJ_EP, p[i]);
+		TRY(conf_set_ep(c, &r->as, NULL, &a[i]));
+		TRY(conf_self_connect(c, a[i], r->l.sid));
+		TRY(conf_get_cr(c, &r->l, conf_tmo(c, CONF_TMO_MS), &cr,
+				NULL));
+		REQUIRE_OK(rapt_cr_accept(cr, p[i], NULL, 0));
+		conf_untrack(c, cr);
+		TRY(EXPECT_EVENT(r->ps.conn_evd, RAPT_EV_ESTABLISHED, &ev));
+		TRY(EXPECT_EVENT(r->as.conn_evd, RAPT_EV_ESTABLISHED, &ev));
+	}
+	return 0;
+out:
+	return -1;
+}
+
+/*
+ * Every EP sends STORM_MSGS messages at once into one SRQ that holds a
+ * receive for each: every message arrives exactly once, in its EP's
+ * order, in the receive the SRQ handed out next (cookies in order).
+ * Message j of EP i carries (i, j) in its first 8 bytes.
+ */
+static void t_storm(struct conf_ctx *c)
+{
+	unsigned int n = c->params.flags & CONF_P_LONG ? 1000 : 100;
+	unsigned int total = n * STORM_MSGS, i, j, k;
+	struct rapt_srq_attr a = srq_attr_small;
+	struct conf_set_opts o = { 0 };
+	struct rapt_ep **p, **act;
+	struct rapt_srq *tmp;
+	struct rapt_event ev;
+	struct rapt_sge sge;
+	unsigned int *next;
+	uint32_t *msg, w[2];
+	struct rig r;
+
+	SKIP_UNLESS_CAP(RAPT_CAP_SRQ, rapt_srq_create(c->pz, &a, &tmp));
+	if (total > c->attr.max_srq_recv || total + 64 > c->attr.max_evd_qlen) {
+		conf_skip(c, "%u receives exceed the IA's SRQ or EVD limits",
+			  total);
+		goto out;
+	}
+	p = conf_alloc(c, n * sizeof(*p));
+	act = conf_alloc(c, n * sizeof(*act));
+	next = conf_alloc(c, n * sizeof(*next));
+	REQUIRE(p && act && next);
+	memset(next, 0, n * sizeof(*next));
+	memset(&r, 0, sizeof(r));
+	o.qlen = total + 64;
+	o.buf_len = (size_t)total * 8 + 8;
+	TRY(conf_set_create(c, &r.ps, &o));
+	TRY(conf_set_create(c, &r.as, &o));
+	TRY(conf_listen(c, &r.l, NULL));
+	a.max_recv = total;
+	REQUIRE_OK(rapt_srq_create(c->pz, &a, &r.srq));
+	conf_track(c, CONF_OBJ_SRQ, r.srq);
+	for (k = 0; k < total; k++) {
+		sge.addr = (uintptr_t)(r.ps.buf + (size_t)k * 8);
+		sge.length = 8;
+		sge.lkey = r.ps.mi.lkey;
+		REQUIRE_OK(rapt_srq_post_recv(r.srq, &sge, 1, k));
+	}
+	TRY(storm_connect(c, &r, n, p, act));
+	/* All the sends, EP after EP, message after message, unwaited. */
+	msg = (uint32_t *)r.as.buf;
+	for (j = 0; j < STORM_MSGS; j++)
+		for (i = 0; i < n; i++) {
+			k = j * n + i;
+			msg[2 * k] = i;
+			msg[2 * k + 1] = j;
+			sge.addr = (uintptr_t)&msg[2 * k];
+			sge.length = 8;
+			sge.lkey = r.as.mi.lkey;
+			REQUIRE_OK(rapt_ep_post_send(act[i], &sge, 1, k, 0));
+		}
+	for (k = 0; k < total; k++)
+		TRY(EXPECT_DTO(r.as.req_evd, RAPT_OP_SEND, RAPT_DTO_SUCCESS,
+			       ~0ULL, NULL));
+	for (k = 0; k < total; k++) {
+		TRY(EXPECT_DTO(r.ps.recv_evd, RAPT_OP_RECV, RAPT_DTO_SUCCESS,
+			       k, &ev));
+		memcpy(w, r.ps.buf + (size_t)k * 8, sizeof(w));
+		REQUIRE_MSG(w[0] < n && ev.u.dto.ep == p[w[0]],
+			    "receive %u: message of EP %u arrived on another EP",
+			    k, w[0]);
+		REQUIRE_MSG(w[1] == next[w[0]],
+			    "receive %u: EP %u's message %u, expected %u", k,
+			    w[0], w[1], next[w[0]]);
+		next[w[0]]++;
+	}
+	for (i = 0; i < n; i++)
+		EXPECT_EQU(next[i], STORM_MSGS);
+	EXPECT_EQ(srq_posted(c, r.srq), 0);
+	EXPECT_EMPTY(r.ps.conn_evd, 0);
+out:
+	return;
+}
+
 static const struct conf_test srq_tests[] = {
 	{ "objects", "attribute and limit checks, post up to the depth, resize never below what is posted, EPs only of the SRQ's PZ and without receives of their own, busy while EPs use it",
 	  t_objects, NULL },
@@ -364,6 +475,8 @@ static const struct conf_test srq_tests[] = {
 	  t_low_watermark, NULL },
 	{ "empty", "a message that finds the SRQ empty breaks its connection on both sides and is not delivered; the SRQ's other EPs go on",
 	  t_empty, NULL },
+	{ "storm", "100 EPs (1000 with --long) send 10 messages each at once into one SRQ: every message arrives once, in its EP's order, naming its EP",
+	  t_storm, NULL },
 };
 
 CONF_SUITE(conf_suite_srq, "srq", "shared receive queues (API 1.3)",
