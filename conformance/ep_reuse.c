@@ -247,7 +247,7 @@ static void t_status(struct conf_ctx *c)
 	TRY(self_connect(c, &a, &l, &cr));
 	TRY(conf_accept(c, cr, &p, NULL, 0));
 	TRY(EXPECT_EVENT(a.conn_evd, RAPT_EV_ESTABLISHED, &ev));
-	TRY(send_round(c, &a, 1));	/* returns once its completion is in */
+	TRY(send_round(c, &a, 1));	/* returns with its completion */
 	TRY(STATUS_IS(a.ep, RAPT_EP_CONNECTED, 0, 0));
 	TRY(recv_round(c, &p, 1));
 	TRY(STATUS_IS(p.ep, RAPT_EP_CONNECTED, 2, 0));

@@ -284,7 +284,8 @@ static void t_caps(struct conf_ctx *c)
 	EXPECT_MSG(!(a->caps & ~KNOWN_CAPS), "unknown capability bits %#llx",
 		   (unsigned long long)(a->caps & ~KNOWN_CAPS));
 	EXPECT_MSG(!!(a->caps & RAPT_CAP_SRQ) ==
-		   (a->max_srq > 0 && a->max_srq_recv > 0 && a->max_srq_sge > 0),
+		   (a->max_srq > 0 && a->max_srq_recv > 0 &&
+		    a->max_srq_sge > 0),
 		   "RAPT_CAP_SRQ is %s but max_srq %u, max_srq_recv %u, max_srq_sge %u",
 		   a->caps & RAPT_CAP_SRQ ? "set" : "clear", a->max_srq,
 		   a->max_srq_recv, a->max_srq_sge);

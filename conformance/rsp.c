@@ -181,7 +181,7 @@ static void accept_passive(struct conf_ctx *c)
 	EXPECT_EMPTY(l.cr_evd, 0);	/* the refused request made no CR */
 	TRY(RSP_INFO_IS(rsp, ep, RAPT_RSPI_SPENT, 0));
 	REQUIRE_OK(conf_free(c, rsp));
-	EXPECT_EP_STATE(ep, RAPT_EP_CONNECTED);	/* the accept made it ours */
+	EXPECT_EP_STATE(ep, RAPT_EP_CONNECTED);	/* ours since accepted */
 	TRY(conf_barrier(c, "freed"));
 out:
 	return;

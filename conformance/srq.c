@@ -21,7 +21,7 @@
 
 /* Passive EPs on one SRQ, each connected to an active EP of this IA. */
 struct rig {
-	struct conf_ep_set ps;	/* passive EVDs; its buffer backs the SRQ */
+	struct conf_ep_set ps;	/* passive EVDs; its buffer: the SRQ's */
 	struct conf_ep_set as;	/* active EVDs and send buffer */
 	struct conf_listener l;
 	struct rapt_srq *srq;
@@ -368,7 +368,8 @@ static int storm_connect(struct conf_ctx *c, struct rig *r, unsigned int n,
 	for (i = 0; i < n; i++) {
 		REQUIRE_OK(rapt_ep_create_with_srq(c->pz, r->srq,
 						   r->ps.recv_evd, NULL,
-						   r->ps.conn_evd, NULL, &p[i]));
+						   r->ps.conn_evd, NULL,
+						   &p[i]));
 		conf_track(c, CONF_OBJ_EP, p[i]);
 		TRY(conf_set_ep(c, &r->as, NULL, &a[i]));
 		TRY(conf_self_connect(c, a[i], r->l.sid));

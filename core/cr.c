@@ -473,7 +473,7 @@ static int cr_accept(struct rapt_core_cr *cr, struct rapt_core_ep *ep,
 			ep_mark_foreign(ep, false);
 		atomic_store(&ep->state, from);
 	} else if (psp->one_shot) {
-		accept_take_ep(psp);	/* before cr_end lets go of the RSP */
+		accept_take_ep(psp);	/* before cr_end drops the RSP */
 	}
 	return cr_end(cr, ret, 1, "rapt_cr_accept");
 }

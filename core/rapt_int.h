@@ -239,7 +239,7 @@ struct rapt_core_ia {
 	uint32_t norphans;		/* orphans not yet freed (cr.c) */
 	pthread_cond_t orphans_gone;	/* norphans reached 0 */
 	_Atomic uint32_t peer_timeout_ms;	/* new EPs' (peer_timeout.c) */
-	_Atomic uint32_t nsrq;		/* SRQs, against attr.max_srq (srq.c) */
+	_Atomic uint32_t nsrq;		/* SRQs, max attr.max_srq */
 };
 
 static inline const struct rapt_prov_ops *rapt__ops(struct rapt_obj *o)
@@ -313,7 +313,7 @@ struct rapt_core_ep {
 	uint32_t rdma_read_out;
 	uint32_t post_flags;		/* RAPT_POST_* the IA supports */
 	_Atomic bool resetting;		/* rapt_ep_reset() under way */
-	struct rapt_core_srq *srq;	/* its receives' SRQ (a user), or NULL */
+	struct rapt_core_srq *srq;	/* its SRQ (a user), or NULL */
 	/* The peer's private data, one buffer per event that may carry it,
 	 * so a queued ESTABLISHED never sees the DISCONNECTED bytes. */
 	uint32_t pdata_len;
@@ -337,7 +337,7 @@ struct rapt_core_psp {
 	bool ready;			/* psp_create returned: obj.prov set */
 	bool closing;
 	bool one_shot;			/* an RSP */
-	bool spent;			/* an RSP whose request was admitted */
+	bool spent;			/* an RSP that admitted its CR */
 	/* An RSP's EP while reserved, with a user of it; NULL once an
 	 * accept took it.  @rsp_ep_handle stays, for rapt_rsp_query(). */
 	struct rapt_core_ep *rsp_ep;
@@ -359,7 +359,7 @@ int rapt__psp_destroy(const void *handle, uint32_t cls,
 
 /* A shared receive queue (srq.c).  Its EPs each hold a user of it. */
 struct rapt_core_srq {
-	struct rapt_obj obj;		/* must stay first; parent: its PZ */
+	struct rapt_obj obj;		/* must stay first; parent: PZ */
 	pthread_mutex_t lock;		/* guards attr */
 	struct rapt_srq_attr attr;
 	_Atomic uint32_t neps;

@@ -158,7 +158,8 @@ RAPT_API int rapt_srq_post_recv(struct rapt_srq *handle,
 	if (rapt_unlikely(nsge > srq->attr.max_recv_sge || (nsge && !sgl)))
 		ret = rapt__fail(RAPT_EINVAL,
 				 "rapt_srq_post_recv: %u SGEs (the SRQ takes %u), list %p",
-				 nsge, srq->attr.max_recv_sge, (const void *)sgl);
+				 nsge, srq->attr.max_recv_sge,
+				 (const void *)sgl);
 	else
 		ret = rapt__ops(o)->srq_post_recv(o->prov, sgl, nsge, cookie);
 	rapt__obj_put(o);

@@ -78,7 +78,7 @@
 #define TCP_MAX_DEPTH		4096
 #define TCP_MAX_IRD		64
 #define TCP_MAX_ORD		64
-#define TCP_MAX_SRQ		1024		/* software: a bound, not a cost */
+#define TCP_MAX_SRQ		1024		/* a bound, not a cost */
 #define TCP_MAX_SRQ_RECV	(1u << 20)
 #define TCP_MAX_MSG		(1ull << 31)
 #define TCP_SERVICE_MIN		1

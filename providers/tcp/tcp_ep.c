@@ -450,7 +450,7 @@ static void ep_renew(void *arg)
 		call->ret = RAPT_ESTATE;	/* a core bug: say so */
 		goto out;
 	}
-	ep_dto_swap(ep, &old);		/* the EP holds an empty set now */
+	ep_dto_swap(ep, &old);		/* the EP's set is empty now */
 	call->ret = tcp_dto_init(ep);	/* frees its own half on failure */
 	ep_dto_swap(ep, &old);
 	if (call->ret)

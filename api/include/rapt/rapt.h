@@ -484,7 +484,7 @@ RAPT_API int rapt_lmr_free(struct rapt_lmr *lmr);
 	XX(ASYNC_EP_BROKEN,	0x0402)					\
 	XX(ASYNC_IA_CATASTROPHIC, 0x0403)				\
 	XX(ASYNC_PROVIDER_ERROR, 0x0404)				\
-	XX(ASYNC_SRQ_LOW_WATERMARK, 0x0405)	/* API 1.3 */		\
+	XX(ASYNC_SRQ_LOW_WATERMARK, 0x0405) /* API 1.3 */		\
 									\
 	XX(SOFTWARE,		0x0801)	/* stream RAPT_EVD_SOFTWARE */
 
@@ -1069,7 +1069,7 @@ RAPT_API int rapt_ep_reset(struct rapt_ep *ep);
 
 /* struct rapt_ep_status.flags */
 #define RAPT_EPS_RECV_IDLE	(1u << 0)	/* no receive outstanding */
-#define RAPT_EPS_REQUEST_IDLE	(1u << 1)	/* no send/RDMA outstanding */
+#define RAPT_EPS_REQUEST_IDLE	(1u << 1)	/* no send/RDMA either */
 
 /**
  * struct rapt_ep_status - rapt_ep_get_status() output
@@ -1412,7 +1412,7 @@ RAPT_API int rapt_rsp_create(struct rapt_ia *ia, uint64_t service_id,
 			     struct rapt_rsp **rsp);
 
 /* struct rapt_rsp_info.flags */
-#define RAPT_RSPI_SPENT		(1u << 0)	/* its one request arrived */
+#define RAPT_RSPI_SPENT		(1u << 0)	/* its CR arrived */
 
 /**
  * struct rapt_rsp_info - rapt_rsp_query() output
