@@ -129,7 +129,10 @@ extern const struct conf_suite conf_suite_ia;
 extern const struct conf_suite conf_suite_objects;
 extern const struct conf_suite conf_suite_evd;
 extern const struct conf_suite conf_suite_ep;
+extern const struct conf_suite conf_suite_ep_reuse;
 extern const struct conf_suite conf_suite_cm;
+extern const struct conf_suite conf_suite_rsp;
+extern const struct conf_suite conf_suite_srq;
 extern const struct conf_suite conf_suite_pdata;
 extern const struct conf_suite conf_suite_backlog;
 extern const struct conf_suite conf_suite_rtr;
@@ -205,7 +208,9 @@ int conf_ctl_connect(const char *host, unsigned int port,
 
 enum conf_obj_kind {
 	CONF_OBJ_CR = 0,	/* freed first: undecided CRs are rejected */
+	CONF_OBJ_RSP,		/* before its EP, which it holds */
 	CONF_OBJ_EP,
+	CONF_OBJ_SRQ,		/* after its EPs */
 	CONF_OBJ_PSP,
 	CONF_OBJ_LMR,
 	CONF_OBJ_EVD,
@@ -492,6 +497,14 @@ int conf_post_recvs(struct conf_ctx *c, struct conf_ep_set *s,
 /* Post one send of @len bytes from @s->buf + @off and check it completes. */
 int conf_send_msg(struct conf_ctx *c, struct conf_ep_set *s, size_t off,
 		  size_t len, uint64_t cookie);
+/* Start a connect of @ep to @sid on this role's own IA (one-process tests
+ * that play both sides). */
+int conf_self_connect(struct conf_ctx *c, struct rapt_ep *ep, uint64_t sid);
+/* Check that @ep is in @want; records a failure naming both states. */
+bool conf_expect_state(struct conf_ctx *c, struct rapt_ep *ep, uint32_t want,
+		       const char *file, int line);
+#define EXPECT_EP_STATE(ep, want)					\
+	conf_expect_state(c, (ep), (want), __FILE__, __LINE__)
 /* Wait until the EP's connection ends (DISCONNECTED or BROKEN). */
 int conf_wait_down(struct conf_ctx *c, struct conf_ep_set *s,
 		   struct rapt_event *ev);

@@ -28,19 +28,7 @@ extern char **environ;
 /* The bound on noticing a vanished peer, in ms (scaled). */
 #define KILL_BOUND_MS 10000
 
-static bool state_is(struct conf_ctx *c, struct rapt_ep *ep, uint32_t want,
-		     const char *file, int line)
-{
-	enum rapt_ep_state st = 0;
-	int rc = rapt_ep_get_state(ep, &st);
-
-	return conf_check(c, rc == 0 && st == want, file, line,
-			  "EP state is %s (rc %s), expected %s",
-			  rapt_ep_state_name(st), rapt_err_name(rc),
-			  rapt_ep_state_name(want));
-}
-
-#define EXPECT_STATE(ep, want) state_is(c, (ep), (want), __FILE__, __LINE__)
+#define EXPECT_STATE(ep, want) EXPECT_EP_STATE(ep, want)
 
 /* After DISCONNECTED is seen, the flushes of @n receives (cookies
  * 0..n-1) are already queued: DISCONNECTED comes after its flushes. */

@@ -11,19 +11,7 @@
 
 #include "conf.h"
 
-static bool state_is(struct conf_ctx *c, struct rapt_ep *ep, uint32_t want,
-		     const char *file, int line)
-{
-	enum rapt_ep_state st = 0;
-	int rc = rapt_ep_get_state(ep, &st);
-
-	return conf_check(c, rc == 0 && st == want, file, line,
-			  "EP state is %s (rc %s), expected %s",
-			  rapt_ep_state_name(st), rapt_err_name(rc),
-			  rapt_ep_state_name(want));
-}
-
-#define EXPECT_STATE(ep, want) state_is(c, (ep), (want), __FILE__, __LINE__)
+#define EXPECT_STATE(ep, want) EXPECT_EP_STATE(ep, want)
 
 static void t_new(struct conf_ctx *c)
 {

@@ -26,7 +26,8 @@
 	 RAPT_CAP_PASSIVE_SEND_FIRST | RAPT_CAP_RAW_PDATA |		\
 	 RAPT_CAP_MULTI_EVD_STREAMS | RAPT_CAP_ZERO_LENGTH |		\
 	 RAPT_CAP_HANDSHAKE_LIMIT | RAPT_CAP_CONNECT_CANCEL |		\
-	 RAPT_CAP_READ_CHECK | RAPT_CAP_PEER_ERRORS)
+	 RAPT_CAP_READ_CHECK | RAPT_CAP_PEER_ERRORS |			\
+	 RAPT_CAP_EP_RESET | RAPT_CAP_EP_STATUS | RAPT_CAP_SRQ)
 
 static void t_open_named(struct conf_ctx *c)
 {
@@ -282,6 +283,12 @@ static void t_caps(struct conf_ctx *c)
 
 	EXPECT_MSG(!(a->caps & ~KNOWN_CAPS), "unknown capability bits %#llx",
 		   (unsigned long long)(a->caps & ~KNOWN_CAPS));
+	EXPECT_MSG(!!(a->caps & RAPT_CAP_SRQ) ==
+		   (a->max_srq > 0 && a->max_srq_recv > 0 &&
+		    a->max_srq_sge > 0),
+		   "RAPT_CAP_SRQ is %s but max_srq %u, max_srq_recv %u, max_srq_sge %u",
+		   a->caps & RAPT_CAP_SRQ ? "set" : "clear", a->max_srq,
+		   a->max_srq_recv, a->max_srq_sge);
 	EXPECT_MSG(!!(a->caps & RAPT_CAP_INLINE) == (a->max_inline > 0),
 		   "RAPT_CAP_INLINE is %s but max_inline is %u",
 		   a->caps & RAPT_CAP_INLINE ? "set" : "clear",

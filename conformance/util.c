@@ -431,8 +431,12 @@ static int free_obj(const struct conf_obj *o)
 	switch (o->kind) {
 	case CONF_OBJ_CR:
 		return rapt_cr_reject(o->h, NULL, 0);
+	case CONF_OBJ_RSP:
+		return rapt_rsp_free(o->h);
 	case CONF_OBJ_EP:
 		return rapt_ep_free(o->h);
+	case CONF_OBJ_SRQ:
+		return rapt_srq_free(o->h);
 	case CONF_OBJ_PSP:
 		return rapt_psp_free(o->h);
 	case CONF_OBJ_LMR:
@@ -507,7 +511,7 @@ void conf_cleanup(struct conf_ctx *c)
 	unsigned int k, i;
 
 	for (k = 0; k < CONF_OBJ_NKINDS; k++) {
-		if (k == CONF_OBJ_PSP)
+		if (k == CONF_OBJ_RSP || k == CONF_OBJ_PSP)
 			drain_crs(c);
 		for (i = c->nobjs; i-- > 0;)
 			if (c->objs[i].kind == k)
@@ -972,6 +976,25 @@ int conf_send_msg(struct conf_ctx *c, struct conf_ep_set *s, size_t off,
 		return -1;
 	return EXPECT_DTO(s->req_evd, RAPT_OP_SEND, RAPT_DTO_SUCCESS, cookie,
 			  NULL);
+}
+
+int conf_self_connect(struct conf_ctx *c, struct rapt_ep *ep, uint64_t sid)
+{
+	return EXPECT_OK(rapt_ep_connect(ep, (const struct sockaddr *)
+					 &c->attr.local_addr, sid, NULL, 0,
+					 conf_tmo(c, 20000) * 1000LL)) ? 0 : -1;
+}
+
+bool conf_expect_state(struct conf_ctx *c, struct rapt_ep *ep, uint32_t want,
+		       const char *file, int line)
+{
+	enum rapt_ep_state st = 0;
+	int rc = rapt_ep_get_state(ep, &st);
+
+	return conf_check(c, rc == 0 && st == want, file, line,
+			  "EP state is %s (rc %s), expected %s",
+			  rapt_ep_state_name(st), rapt_err_name(rc),
+			  rapt_ep_state_name(want));
 }
 
 int conf_wait_down(struct conf_ctx *c, struct conf_ep_set *s,

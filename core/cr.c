@@ -25,6 +25,10 @@
  * slot, and so its PSP, for the whole op: the provider's PSP object is
  * always alive there.
  *
+ * A CR of an RSP (a one-shot PSP, rsp.c) names the RSP instead of a PSP
+ * and can be accepted only with the RSP's EP, which the accept takes out
+ * of the RSP's hands.
+ *
  * Lock order: cr->lock, then ia->lock or psp->lock.
  */
 #include "config.h"
@@ -53,7 +57,10 @@ static struct rapt_core_cr *cr_alloc(struct rapt_core_psp *psp, void *pcr,
 	cr->pcr = pcr;
 	cr->counted = true;
 	pthread_mutex_init(&cr->lock, NULL);
-	cr->info.psp = rapt__obj_handle(&psp->obj);
+	if (psp->one_shot)
+		cr->info.rsp = rapt__obj_handle(&psp->obj);
+	else
+		cr->info.psp = rapt__obj_handle(&psp->obj);
 	pthread_mutex_lock(&psp->lock);
 	cr->info.service_id = psp->info.service_id;
 	pthread_mutex_unlock(&psp->lock);
@@ -141,6 +148,10 @@ static void orphan_free(struct rapt_core_cr *cr, unsigned int held)
 	pthread_mutex_unlock(&ia->lock);
 }
 
+/* The CR event's new rsp field must not grow the event union. */
+_Static_assert(sizeof(struct rapt_event_cr) <= sizeof(struct rapt_event_conn),
+	       "struct rapt_event_cr outgrew the event union");
+
 static int cr_deliver(struct rapt_core_psp *psp, struct rapt_core_cr *cr)
 {
 	struct rapt_event ev = { .type = RAPT_EV_CR_ARRIVAL };
@@ -155,7 +166,8 @@ static int cr_deliver(struct rapt_core_psp *psp, struct rapt_core_cr *cr)
 		return ret;
 	}
 	rapt__obj_publish(&cr->obj);
-	ev.u.cr.psp = rapt__obj_handle(&psp->obj);
+	ev.u.cr.psp = cr->info.psp;
+	ev.u.cr.rsp = cr->info.rsp;
 	ev.u.cr.cr = rapt__obj_handle(&cr->obj);
 	ev.u.cr.service_id = cr->info.service_id;
 	ret = rapt_prov_evd_push(psp->cr_evd, &ev);
@@ -192,7 +204,7 @@ RAPT_SDK int rapt_prov_cr_arrive(struct rapt_core_psp *psp, void *pcr,
 		ret = cr_deliver(psp, cr) ? RAPT_EBUSY : 0;
 	}
 	if (ret) {
-		rapt__psp_release(psp, 0);
+		rapt__psp_unadmit(psp);
 		cr_verdict(verdict, RAPT_REJECT_RESOURCES, RAPT_PDATA_RESOURCES);
 		return ret;
 	}
@@ -378,12 +390,47 @@ static void ep_mark_foreign(struct rapt_core_ep *ep, bool on)
 	pthread_mutex_unlock(&ep->lock);
 }
 
+/*
+ * The state @ep must be in to accept a CR of @psp (held by the decision):
+ * UNCONNECTED for a PSP's; RESERVED, and the RSP's own EP, for an RSP's.
+ */
+static int accept_from(struct rapt_core_psp *psp, struct rapt_core_ep *ep,
+		       uint32_t *from)
+{
+	bool mine;
+
+	*from = RAPT_EP_UNCONNECTED;
+	if (!psp->one_shot)
+		return 0;
+	pthread_mutex_lock(&psp->lock);
+	mine = psp->rsp_ep == ep;
+	pthread_mutex_unlock(&psp->lock);
+	if (!mine)
+		return rapt__fail(RAPT_EINVAL,
+				  "rapt_cr_accept: a CR of an RSP can only be accepted with the RSP's EP");
+	*from = RAPT_EP_RESERVED;
+	return 0;
+}
+
+/* An accepted RSP CR: the EP is the consumer's now, the RSP lets it go. */
+static void accept_take_ep(struct rapt_core_psp *psp)
+{
+	struct rapt_core_ep *ep;
+
+	pthread_mutex_lock(&psp->lock);
+	ep = psp->rsp_ep;
+	psp->rsp_ep = NULL;
+	pthread_mutex_unlock(&psp->lock);
+	rapt__obj_put(&ep->obj);	/* the caller still holds one */
+}
+
 /* The decision part of rapt_cr_accept(), with @cr and @ep held. */
 static int cr_accept(struct rapt_core_cr *cr, struct rapt_core_ep *ep,
 		     const void *pdata, size_t len)
 {
 	uint8_t wire[RAPT_PDATA_MAX];
-	uint32_t st = RAPT_EP_UNCONNECTED;
+	struct rapt_core_psp *psp;
+	uint32_t st, from;
 	void *ppsp;
 	bool foreign;
 	int ret, wlen;
@@ -402,6 +449,13 @@ static int cr_accept(struct rapt_core_cr *cr, struct rapt_core_ep *ep,
 	ret = cr_begin(cr, "rapt_cr_accept", &ppsp);
 	if (ret)
 		return ret;
+	psp = cr->psp;		/* counted while we decide */
+	ret = accept_from(psp, ep, &from);
+	if (ret) {
+		cr_end(cr, ret, 0, "rapt_cr_accept");
+		return rapt__fail(ret, "rapt_cr_accept: a CR of an RSP can only be accepted with the RSP's EP");
+	}
+	st = from;
 	if (!atomic_compare_exchange_strong(&ep->state, &st,
 					    RAPT_EP_PASSIVE_PENDING)) {
 		cr_end(cr, RAPT_ESTATE, 0, "rapt_cr_accept");
@@ -417,7 +471,9 @@ static int cr_accept(struct rapt_core_cr *cr, struct rapt_core_ep *ep,
 	if (ret) {
 		if (foreign)
 			ep_mark_foreign(ep, false);
-		atomic_store(&ep->state, RAPT_EP_UNCONNECTED);
+		atomic_store(&ep->state, from);
+	} else if (psp->one_shot) {
+		accept_take_ep(psp);	/* before cr_end drops the RSP */
 	}
 	return cr_end(cr, ret, 1, "rapt_cr_accept");
 }

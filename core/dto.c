@@ -119,9 +119,13 @@ RAPT_API int rapt_ep_post_recv(struct rapt_ep *h, const struct rapt_sge *sgl,
 	struct rapt_core_ep *ep = ep_fast(h);
 
 	if (rapt_unlikely(!ep || nsge > ep->attr.max_recv_sge ||
-			  (nsge && !sgl)))
+			  (nsge && !sgl) || ep->srq)) {
+		if (ep && ep->srq)
+			return rapt__fail(RAPT_EINVAL,
+					  "rapt_ep_post_recv: the EP takes its receives from its SRQ (rapt_srq_post_recv)");
 		return post_fail(h, ep, "rapt_ep_post_recv", true, nsge,
 				 ep ? ep->attr.max_recv_sge : 0, 0);
+	}
 	return ep->ops->post_recv(ep->obj.prov, sgl, nsge, cookie);
 }
 

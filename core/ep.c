@@ -79,7 +79,7 @@ static uint32_t ep_post_flags(uint64_t caps)
 
 /*
  * Take an optional EVD that must carry @stream and belong to @ia; the user
- * taken on it becomes the EP's (ep_put_evds() drops it).
+ * taken on it becomes the EP's (ep_put_refs() drops it).
  */
 static int ep_evd(struct rapt_evd *h, uint32_t stream, struct rapt_core_ia *ia,
 		  const char *what, bool required, struct rapt_core_evd **out)
@@ -123,11 +123,15 @@ static void evd_put(struct rapt_core_evd *evd)
 		rapt__obj_put((struct rapt_obj *)evd);
 }
 
-static void ep_put_evds(struct rapt_core_ep *ep)
+/* Drop what the EP holds: its EVDs and its SRQ. */
+static void ep_put_refs(struct rapt_core_ep *ep)
 {
 	evd_put(ep->recv_evd);
 	evd_put(ep->req_evd);
 	evd_put(ep->conn_evd);
+	if (ep->srq)
+		rapt__srq_unbind(ep->srq);
+	ep->srq = NULL;
 }
 
 static int ep_resolve_evds(struct rapt_core_ep *ep, struct rapt_core_ia *ia,
@@ -170,22 +174,26 @@ static void ep_release(struct rapt_core_ep *ep)
 	free(ep);
 }
 
-/* Allocate @ep's state and take its EVDs, for a create on @pz. */
-static int ep_prepare(struct rapt_obj *pz, struct rapt_evd *recv,
-		      struct rapt_evd *req, struct rapt_evd *conn,
-		      const struct rapt_ep_attr *attr, struct rapt_core_ep **out)
+/* Allocate @ep's state and take its EVDs (and SRQ), for a create on @pz. */
+static int ep_prepare(struct rapt_obj *pz, struct rapt_srq *srq,
+		      struct rapt_evd *recv, struct rapt_evd *req,
+		      struct rapt_evd *conn, const struct rapt_ep_attr *attr,
+		      struct rapt_core_ep **out)
 {
 	struct rapt_core_ep *ep;
-	int ret;
+	int ret = 0;
 
 	ep = ep_alloc(pz->ia, attr);
 	if (!ep)
 		return rapt__fail(RAPT_ENOMEM, "out of memory creating an EP");
-	ret = ep_attr_check(&pz->ia->attr, &ep->attr);
+	if (srq)
+		ret = rapt__srq_bind(srq, pz, &ep->attr, &ep->srq);
+	if (!ret)
+		ret = ep_attr_check(&pz->ia->attr, &ep->attr);
 	if (!ret)
 		ret = ep_resolve_evds(ep, pz->ia, recv, req, conn);
 	if (ret) {
-		ep_put_evds(ep);
+		ep_put_refs(ep);
 		ep_release(ep);
 		return ret;
 	}
@@ -193,10 +201,28 @@ static int ep_prepare(struct rapt_obj *pz, struct rapt_evd *recv,
 	return 0;
 }
 
-RAPT_API int rapt_ep_create(struct rapt_pz *pz_handle, struct rapt_evd *recv,
-			    struct rapt_evd *req, struct rapt_evd *conn,
-			    const struct rapt_ep_attr *attr,
-			    struct rapt_ep **out)
+/* The provider's EP, tied to its SRQ if it has one. */
+static int ep_prov_create(struct rapt_obj *pz, struct rapt_core_ep *ep)
+{
+	const struct rapt_prov_ops *ops = rapt__ops(pz);
+	int ret;
+
+	ret = ops->ep_create(pz->ia->obj.prov, pz->prov, ep,
+			     rapt__obj_handle(&ep->obj), &ep->attr,
+			     evd_prov(ep->recv_evd), evd_prov(ep->req_evd),
+			     evd_prov(ep->conn_evd), &ep->obj.prov);
+	if (ret || !ep->srq)
+		return ret;
+	ret = ops->ep_set_srq(ep->obj.prov, ep->srq->obj.prov);
+	if (ret)
+		ops->ep_free(ep->obj.prov);
+	return ret;
+}
+
+static int ep_create(struct rapt_pz *pz_handle, struct rapt_srq *srq,
+		     struct rapt_evd *recv, struct rapt_evd *req,
+		     struct rapt_evd *conn, const struct rapt_ep_attr *attr,
+		     struct rapt_ep **out)
 {
 	struct rapt_core_ep *ep = NULL;
 	struct rapt_obj *pz;
@@ -207,18 +233,13 @@ RAPT_API int rapt_ep_create(struct rapt_pz *pz_handle, struct rapt_evd *recv,
 	ret = rapt__obj_get(pz_handle, RAPT_CLS_PZ, &pz);
 	if (ret)
 		return ret;
-	ret = ep_prepare(pz, recv, req, conn, attr, &ep);
+	ret = ep_prepare(pz, srq, recv, req, conn, attr, &ep);
 	if (ret)
 		goto err_put;
 	ret = rapt__obj_reserve(&ep->obj, RAPT_CLS_EP, pz, pz->ia);
 	if (ret)
 		goto err_free;
-	ret = rapt__ops(pz)->ep_create(pz->ia->obj.prov, pz->prov,
-				       (struct rapt_core_ep *)ep,
-				       rapt__obj_handle(&ep->obj), &ep->attr,
-				       evd_prov(ep->recv_evd),
-				       evd_prov(ep->req_evd),
-				       evd_prov(ep->conn_evd), &ep->obj.prov);
+	ret = ep_prov_create(pz, ep);
 	if (ret) {
 		rapt__fail(ret, "provider could not create an EP: %s",
 			   rapt_strerror(ret));
@@ -232,12 +253,33 @@ RAPT_API int rapt_ep_create(struct rapt_pz *pz_handle, struct rapt_evd *recv,
 	return 0;
 
 err_free:
-	ep_put_evds(ep);
+	ep_put_refs(ep);
 	ep_release(ep);
 err_put:
 	if (pz)
 		rapt__obj_put(pz);
 	return ret;
+}
+
+RAPT_API int rapt_ep_create(struct rapt_pz *pz, struct rapt_evd *recv,
+			    struct rapt_evd *req, struct rapt_evd *conn,
+			    const struct rapt_ep_attr *attr,
+			    struct rapt_ep **out)
+{
+	return ep_create(pz, NULL, recv, req, conn, attr, out);
+}
+
+RAPT_API int rapt_ep_create_with_srq(struct rapt_pz *pz, struct rapt_srq *srq,
+				     struct rapt_evd *recv,
+				     struct rapt_evd *req,
+				     struct rapt_evd *conn,
+				     const struct rapt_ep_attr *attr,
+				     struct rapt_ep **out)
+{
+	if (!srq)
+		return rapt__fail(RAPT_EBADHANDLE,
+				  "rapt_ep_create_with_srq: NULL SRQ");
+	return ep_create(pz, srq, recv, req, conn, attr, out);
 }
 
 RAPT_API int rapt_ep_free(struct rapt_ep *handle)
@@ -246,7 +288,7 @@ RAPT_API int rapt_ep_free(struct rapt_ep *handle)
 	struct rapt_obj *o;
 	int ret;
 
-	ret = rapt__obj_kill(handle, RAPT_CLS_EP, "calls", &o);
+	ret = rapt__obj_kill(handle, RAPT_CLS_EP, "calls or an RSP", &o);
 	if (ret)
 		return ret;
 	ep = (struct rapt_core_ep *)o;
@@ -256,7 +298,7 @@ RAPT_API int rapt_ep_free(struct rapt_ep *handle)
 		return rapt__fail(ret, "provider could not free an EP: %s",
 				  rapt_strerror(ret));
 	}
-	ep_put_evds(ep);
+	ep_put_refs(ep);
 	rapt__obj_unregister(o);
 	ep_release(ep);
 	return 0;

@@ -222,7 +222,8 @@ void rapt__obj_drain(struct rapt_obj *o, unsigned int held)
 static const char *const cls_names[RAPT_CLS_MAX] = {
 	[RAPT_CLS_IA] = "IA", [RAPT_CLS_PZ] = "PZ", [RAPT_CLS_LMR] = "LMR",
 	[RAPT_CLS_EVD] = "EVD", [RAPT_CLS_EP] = "EP", [RAPT_CLS_PSP] = "PSP",
-	[RAPT_CLS_CR] = "CR",
+	[RAPT_CLS_CR] = "CR", [RAPT_CLS_RSP] = "RSP",
+	[RAPT_CLS_SRQ] = "SRQ",
 };
 
 static const char *cls_name(uint32_t cls)

@@ -157,6 +157,9 @@ RAPT_SDK void rapt_prov_async_event(struct rapt_core_ia *ia, uint32_t type,
 
 	ev.u.async.handle = handle ? handle : rapt__obj_handle(&ia->obj);
 	ev.u.async.prov_status = prov_status;
+	/* The watermark's receives left (provider.h): the event's count. */
+	if (type == RAPT_EV_ASYNC_SRQ_LOW_WATERMARK && prov_status >= 0)
+		ev.u.async.count = (uint64_t)prov_status;
 	/* Lock order is IA, then EVD; the async EVD's own overflow report
 	 * never takes the IA lock, so pushing under it is safe, and an EVD
 	 * free never sees a transient user. */

@@ -7,6 +7,9 @@
  * the consumer but not yet accepted or rejected.  A request over either
  * bound is refused by rapt as BUSY, which the active side sees as
  * NON_PEER_REJECTED/BUSY, distinct from a consumer's reject.
+ *
+ * An RSP (rsp.c) is the same object with a backlog of one that admits one
+ * request in its whole life: the provider sees a PSP.
  */
 #include "config.h"
 
@@ -20,7 +23,8 @@
 #define PSP_DEFAULT_HS_TIMEOUT_MS 5000
 
 static int psp_check(struct rapt_core_ia *ia, uint64_t sid,
-		     struct rapt_evd *cr_evd, struct rapt_obj **evd)
+		     struct rapt_evd *cr_evd, const char *what,
+		     struct rapt_obj **evd)
 {
 	int ret;
 
@@ -36,17 +40,18 @@ static int psp_check(struct rapt_core_ia *ia, uint64_t sid,
 		return ret;
 	if ((*evd)->ia != ia)
 		ret = rapt__fail(RAPT_EINVAL,
-				 "rapt_psp_create: the CR EVD belongs to another IA");
+				 "%s: the CR EVD belongs to another IA", what);
 	else if (!(rapt__evd_streams((struct rapt_core_evd *)*evd) &
 		   RAPT_EVD_CR))
-		ret = rapt__fail(RAPT_EINVAL,
-				 "rapt_psp_create: the EVD has no CR stream");
+		ret = rapt__fail(RAPT_EINVAL, "%s: the EVD has no CR stream",
+				 what);
 	if (ret)
 		rapt__obj_put(*evd);
 	return ret;
 }
 
 static struct rapt_core_psp *psp_alloc(const struct rapt_psp_attr *attr,
+				       struct rapt_core_ep *rsp_ep,
 				       struct rapt_psp_attr *a)
 {
 	struct rapt_core_psp *psp = calloc(1, sizeof(*psp));
@@ -56,6 +61,13 @@ static struct rapt_core_psp *psp_alloc(const struct rapt_psp_attr *attr,
 	memset(a, 0, sizeof(*a));
 	if (attr)
 		*a = *attr;
+	if (rsp_ep) {
+		/* One request, one EP: a second CR could never be accepted. */
+		a->backlog = 1;
+		psp->one_shot = true;
+		psp->rsp_ep = rsp_ep;
+		psp->rsp_ep_handle = rapt__obj_handle(&rsp_ep->obj);
+	}
 	if (!a->backlog)
 		a->backlog = PSP_DEFAULT_BACKLOG;
 	if (!a->handshake_limit)
@@ -101,11 +113,12 @@ void *rapt__psp_prov(struct rapt_core_psp *psp)
 	return ppsp;
 }
 
-RAPT_API int rapt_psp_create(struct rapt_ia *ia_handle, uint64_t sid,
-			     struct rapt_evd *cr_evd,
-			     const struct rapt_psp_attr *attr,
-			     struct rapt_psp **out)
+int rapt__psp_open(struct rapt_ia *ia_handle, uint64_t sid,
+		   struct rapt_evd *cr_evd, const struct rapt_psp_attr *attr,
+		   struct rapt_core_ep *rsp_ep, const char *what,
+		   struct rapt_core_psp **out)
 {
+	uint32_t cls = rsp_ep ? RAPT_CLS_RSP : RAPT_CLS_PSP;
 	struct rapt_core_psp *psp;
 	struct rapt_psp_attr a;
 	struct rapt_obj *ia, *evd;
@@ -113,19 +126,20 @@ RAPT_API int rapt_psp_create(struct rapt_ia *ia_handle, uint64_t sid,
 	void *ppsp = NULL;
 	int ret;
 
-	if (!out)
-		return rapt__fail(RAPT_EINVAL, "rapt_psp_create: NULL output");
-	if (attr && attr->flags)
-		return rapt__fail(RAPT_EINVAL, "rapt_psp_create: flags must be 0");
 	ret = rapt__obj_get(ia_handle, RAPT_CLS_IA, &ia);
 	if (ret)
 		return ret;
-	ret = psp_check(ia->ia, sid, cr_evd, &evd);
+	if (rsp_ep && rsp_ep->obj.ia != ia->ia) {
+		ret = rapt__fail(RAPT_EINVAL, "%s: the EP belongs to another IA",
+				 what);
+		goto err_put_ia;
+	}
+	ret = psp_check(ia->ia, sid, cr_evd, what, &evd);
 	if (ret)
 		goto err_put_ia;
-	psp = psp_alloc(attr, &a);
+	psp = psp_alloc(attr, rsp_ep, &a);
 	if (!psp) {
-		ret = rapt__fail(RAPT_ENOMEM, "out of memory creating a PSP");
+		ret = rapt__fail(RAPT_ENOMEM, "%s: out of memory", what);
 		goto err_put_evd;
 	}
 	psp->cr_evd = (struct rapt_core_evd *)evd;
@@ -134,7 +148,7 @@ RAPT_API int rapt_psp_create(struct rapt_ia *ia_handle, uint64_t sid,
 	 * port before we return it, so no CR can name it yet), and a
 	 * decision on one waits for psp_ready(). */
 	psp->info.service_id = sid;
-	ret = rapt__obj_reserve(&psp->obj, RAPT_CLS_PSP, ia, ia->ia);
+	ret = rapt__obj_reserve(&psp->obj, cls, ia, ia->ia);
 	if (ret)
 		goto err_free;
 	ret = rapt__ops(ia)->psp_create(ia->prov, (struct rapt_core_psp *)psp,
@@ -149,7 +163,7 @@ RAPT_API int rapt_psp_create(struct rapt_ia *ia_handle, uint64_t sid,
 	}
 	psp_ready(psp, ppsp, bound);
 	rapt__obj_publish(&psp->obj);
-	*out = rapt__obj_handle(&psp->obj);
+	*out = psp;
 	return 0;
 
 err_free:
@@ -158,6 +172,25 @@ err_put_evd:
 	rapt__obj_put(evd);
 err_put_ia:
 	rapt__obj_put(ia);
+	return ret;
+}
+
+RAPT_API int rapt_psp_create(struct rapt_ia *ia_handle, uint64_t sid,
+			     struct rapt_evd *cr_evd,
+			     const struct rapt_psp_attr *attr,
+			     struct rapt_psp **out)
+{
+	struct rapt_core_psp *psp;
+	int ret;
+
+	if (!out)
+		return rapt__fail(RAPT_EINVAL, "rapt_psp_create: NULL output");
+	if (attr && attr->flags)
+		return rapt__fail(RAPT_EINVAL, "rapt_psp_create: flags must be 0");
+	ret = rapt__psp_open(ia_handle, sid, cr_evd, attr, NULL,
+			     "rapt_psp_create", &psp);
+	if (!ret)
+		*out = rapt__obj_handle(&psp->obj);
 	return ret;
 }
 
@@ -204,14 +237,14 @@ static int psp_close(struct rapt_core_psp *psp)
 	return 0;
 }
 
-RAPT_API int rapt_psp_free(struct rapt_psp *handle)
+int rapt__psp_destroy(const void *handle, uint32_t cls,
+		      struct rapt_core_ep **rsp_ep)
 {
 	struct rapt_core_psp *psp;
 	struct rapt_obj *o;
 	int ret;
 
-	ret = rapt__obj_kill(handle, RAPT_CLS_PSP, "undecided CRs or calls",
-			     &o);
+	ret = rapt__obj_kill(handle, cls, "undecided CRs or calls", &o);
 	if (ret)
 		return ret;
 	psp = (struct rapt_core_psp *)o;
@@ -229,6 +262,8 @@ RAPT_API int rapt_psp_free(struct rapt_psp *handle)
 		goto err_revive;
 	}
 	rapt__obj_put((struct rapt_obj *)psp->cr_evd);
+	if (rsp_ep)
+		*rsp_ep = psp->rsp_ep;	/* no CR is left to take it */
 	rapt__obj_unregister(o);
 	psp_release(psp);
 	return 0;
@@ -236,6 +271,11 @@ RAPT_API int rapt_psp_free(struct rapt_psp *handle)
 err_revive:
 	rapt__obj_revive(o);
 	return ret;
+}
+
+RAPT_API int rapt_psp_free(struct rapt_psp *handle)
+{
+	return rapt__psp_destroy(handle, RAPT_CLS_PSP, NULL);
 }
 
 RAPT_SDK int rapt_prov_psp_hs_begin(struct rapt_core_psp *psp)
@@ -275,14 +315,25 @@ int rapt__psp_admit(struct rapt_core_psp *psp)
 	int ret = 0;
 
 	pthread_mutex_lock(&psp->lock);
-	if (psp->closing || psp->info.pending_crs >= psp->info.backlog) {
+	if (psp->closing || psp->spent ||
+	    psp->info.pending_crs >= psp->info.backlog) {
 		psp->info.busy_rejects++;
 		ret = RAPT_EBUSY;
 	} else {
 		psp->info.pending_crs++;
+		psp->spent = psp->one_shot;
 	}
 	pthread_mutex_unlock(&psp->lock);
 	return ret;
+}
+
+/* An admitted request never became a CR: an RSP may take another. */
+void rapt__psp_unadmit(struct rapt_core_psp *psp)
+{
+	pthread_mutex_lock(&psp->lock);
+	psp->info.pending_crs--;
+	psp->spent = false;
+	pthread_mutex_unlock(&psp->lock);
 }
 
 /* Give a backlog slot back; @outcome: 1 accepted, -1 rejected, 0 neither. */

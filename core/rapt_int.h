@@ -52,6 +52,8 @@ enum rapt_cls {
 	RAPT_CLS_EP = RAPT_HANDLE_EP,
 	RAPT_CLS_PSP = RAPT_HANDLE_PSP,
 	RAPT_CLS_CR = RAPT_HANDLE_CR,
+	RAPT_CLS_RSP = RAPT_HANDLE_RSP,
+	RAPT_CLS_SRQ = RAPT_HANDLE_SRQ,
 	RAPT_CLS_MAX,
 };
 
@@ -237,6 +239,7 @@ struct rapt_core_ia {
 	uint32_t norphans;		/* orphans not yet freed (cr.c) */
 	pthread_cond_t orphans_gone;	/* norphans reached 0 */
 	_Atomic uint32_t peer_timeout_ms;	/* new EPs' (peer_timeout.c) */
+	_Atomic uint32_t nsrq;		/* SRQs, max attr.max_srq */
 };
 
 static inline const struct rapt_prov_ops *rapt__ops(struct rapt_obj *o)
@@ -309,6 +312,8 @@ struct rapt_core_ep {
 	uint32_t rdma_read_in;
 	uint32_t rdma_read_out;
 	uint32_t post_flags;		/* RAPT_POST_* the IA supports */
+	_Atomic bool resetting;		/* rapt_ep_reset() under way */
+	struct rapt_core_srq *srq;	/* its SRQ (a user), or NULL */
 	/* The peer's private data, one buffer per event that may carry it,
 	 * so a queued ESTABLISHED never sees the DISCONNECTED bytes. */
 	uint32_t pdata_len;
@@ -319,6 +324,11 @@ struct rapt_core_ep {
 	struct sockaddr_storage remote_addr;
 };
 
+/*
+ * A listener: a PSP (class RAPT_CLS_PSP), or an RSP (RAPT_CLS_RSP, rsp.c),
+ * which is a PSP with a backlog of one that admits one request in its
+ * life and holds the EP its CR must be accepted with.
+ */
 struct rapt_core_psp {
 	struct rapt_obj obj;		/* must stay first */
 	struct rapt_core_evd *cr_evd;
@@ -326,13 +336,46 @@ struct rapt_core_psp {
 	pthread_cond_t ready_cv;	/* ready became true */
 	bool ready;			/* psp_create returned: obj.prov set */
 	bool closing;
+	bool one_shot;			/* an RSP */
+	bool spent;			/* an RSP that admitted its CR */
+	/* An RSP's EP while reserved, with a user of it; NULL once an
+	 * accept took it.  @rsp_ep_handle stays, for rapt_rsp_query(). */
+	struct rapt_core_ep *rsp_ep;
+	struct rapt_ep *rsp_ep_handle;
 	struct rapt_psp_info info;
 };
+
+/* Create a listener: a PSP, or an RSP for @rsp_ep (reserved by the
+ * caller, whose user of it the RSP takes over on success).  @what names
+ * the call in errors.  Return: the published object, or an error. */
+int rapt__psp_open(struct rapt_ia *ia, uint64_t sid, struct rapt_evd *cr_evd,
+		   const struct rapt_psp_attr *attr,
+		   struct rapt_core_ep *rsp_ep, const char *what,
+		   struct rapt_core_psp **out);
+/* Free a listener of class @cls; for an RSP, hand back in @rsp_ep the EP
+ * still reserved (with the RSP's user of it), or NULL. */
+int rapt__psp_destroy(const void *handle, uint32_t cls,
+		      struct rapt_core_ep **rsp_ep);
+
+/* A shared receive queue (srq.c).  Its EPs each hold a user of it. */
+struct rapt_core_srq {
+	struct rapt_obj obj;		/* must stay first; parent: PZ */
+	pthread_mutex_t lock;		/* guards attr */
+	struct rapt_srq_attr attr;
+	_Atomic uint32_t neps;
+};
+
+/* srq.c: take the SRQ an EP is created on (a user the EP keeps); check
+ * it is of @pz.  Adjusts @a's receive depth and SGEs for the provider. */
+int rapt__srq_bind(struct rapt_srq *handle, struct rapt_obj *pz,
+		   struct rapt_ep_attr *a, struct rapt_core_srq **out);
+void rapt__srq_unbind(struct rapt_core_srq *srq);
 
 /* Free the cancelled CRs the consumer never decided (at IA close). */
 void rapt__cr_reap_orphans(struct rapt_core_ia *ia);
 
 int rapt__psp_admit(struct rapt_core_psp *psp);
+void rapt__psp_unadmit(struct rapt_core_psp *psp);
 /* The provider's PSP object; waits until its psp_create has returned. */
 void *rapt__psp_prov(struct rapt_core_psp *psp);
 void rapt__psp_release(struct rapt_core_psp *psp, int outcome);

@@ -178,6 +178,49 @@ static int stub_ep_set_peer_timeout(void *pep, uint32_t timeout_ms)
 	return RAPT_ENOTSUP;
 }
 
+static int stub_ep_reset(void *pep)
+{
+	return RAPT_ENOTSUP;
+}
+
+static int stub_ep_get_status(void *pep, uint32_t *recv, uint32_t *req)
+{
+	return RAPT_ENOTSUP;
+}
+
+static int stub_srq_create(void *pia, void *ppz, struct rapt_srq *handle,
+			   const struct rapt_srq_attr *attr, void **psrq)
+{
+	return RAPT_ENOTSUP;
+}
+
+static int stub_srq_free(void *psrq)
+{
+	return RAPT_ENOTSUP;
+}
+
+static int stub_srq_post_recv(void *psrq, const struct rapt_sge *sgl,
+			      uint32_t nsge, uint64_t cookie)
+{
+	return RAPT_ENOTSUP;
+}
+
+static int stub_srq_query(void *psrq, uint32_t *posted)
+{
+	return RAPT_ENOTSUP;
+}
+
+static int stub_srq_resize(void *psrq, uint32_t max_recv,
+			   uint32_t low_watermark)
+{
+	return RAPT_ENOTSUP;
+}
+
+static int stub_ep_set_srq(void *pep, void *psrq)
+{
+	return RAPT_ENOTSUP;
+}
+
 /* Every op of struct rapt_prov_ops, in order. */
 #define RAPT_OPS_LIST(X)						\
 	X(ia_open) X(ia_close) X(ia_query)				\
@@ -190,7 +233,10 @@ static int stub_ep_set_peer_timeout(void *pep, uint32_t timeout_ms)
 	X(psp_create) X(psp_free)					\
 	X(cr_accept) X(cr_reject)					\
 	X(evd_wait_fd) X(evd_trywait) X(evd_wait_done)			\
-	X(ep_set_peer_timeout)
+	X(ep_set_peer_timeout)						\
+	X(ep_reset) X(ep_get_status)					\
+	X(srq_create) X(srq_free) X(srq_post_recv) X(srq_query)	\
+	X(srq_resize) X(ep_set_srq)
 
 #define STUB_INIT(op) .op = stub_##op,
 static const struct rapt_prov_ops stub_ops = {

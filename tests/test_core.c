@@ -189,6 +189,7 @@ static const struct {
 	{ 0x0402, "ASYNC_EP_BROKEN" },
 	{ 0x0403, "ASYNC_IA_CATASTROPHIC" },
 	{ 0x0404, "ASYNC_PROVIDER_ERROR" },
+	{ 0x0405, "ASYNC_SRQ_LOW_WATERMARK" },
 	{ 0x0801, "SOFTWARE" },
 }, ep_state_names[] = {
 	{ 1, "UNCONNECTED" },
@@ -197,6 +198,7 @@ static const struct {
 	{ 4, "CONNECTED" },
 	{ 5, "DISCONNECT_PENDING" },
 	{ 6, "DISCONNECTED" },
+	{ 7, "RESERVED" },
 };
 
 #define COUNT_ONE(name, val) + 1
@@ -204,7 +206,7 @@ static const struct {
 static void test_event_names(void)
 {
 	static const uint32_t unknown[] = {
-		0, 0x0002, 0x0100, 0x0209, 0x0405, 0x0800, 0xffffffff,
+		0, 0x0002, 0x0100, 0x0209, 0x0406, 0x0800, 0xffffffff,
 	};
 	size_t i;
 
@@ -222,7 +224,7 @@ static void test_event_names(void)
 
 static void test_ep_state_names(void)
 {
-	static const uint32_t unknown[] = { 0, 7, 0x0201, 0xffffffff };
+	static const uint32_t unknown[] = { 0, 8, 0x0201, 0xffffffff };
 	size_t i;
 
 	CU_ASSERT_EQUAL(sizeof(ep_state_names) / sizeof(ep_state_names[0]),

@@ -47,6 +47,9 @@ static const struct {
 	{ RAPT_CAP_CONNECT_CANCEL, "CONNECT_CANCEL" },
 	{ RAPT_CAP_READ_CHECK, "READ_CHECK" },
 	{ RAPT_CAP_PEER_ERRORS, "PEER_ERRORS" },
+	{ RAPT_CAP_EP_RESET, "EP_RESET" },
+	{ RAPT_CAP_EP_STATUS, "EP_STATUS" },
+	{ RAPT_CAP_SRQ, "SRQ" },
 };
 
 static const char *const stream_names[RAPT_EVD_NSTREAMS] = {
@@ -172,6 +175,9 @@ static void print_attr(const struct rapt_ia_attr *a, bool verbose)
 	       (unsigned long long)a->max_rdma_size,
 	       (unsigned long long)a->max_lmr_size, a->max_rdma_read_in,
 	       a->max_rdma_read_out);
+	if (a->caps & RAPT_CAP_SRQ)
+		printf("    srq:         %u queues of %u receives, sge %u\n",
+		       a->max_srq, a->max_srq_recv, a->max_srq_sge);
 	printf("    pdata:       connect %u, accept %u, reject %u, disconnect %u (bytes)\n",
 	       a->pdata_connect, a->pdata_accept, a->pdata_reject,
 	       a->pdata_disconnect);

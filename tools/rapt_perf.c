@@ -31,6 +31,7 @@ enum {
 	OPT_THREAD,
 	OPT_PDATA,
 	OPT_DEPTH,
+	OPT_SRQ,
 	OPT_MAX_SIZE,
 	OPT_DISC_WAIT,
 	OPT_HIST,
@@ -55,6 +56,7 @@ static const struct option long_opts[] = {
 	{ "loopback-thread", no_argument, NULL, OPT_THREAD },
 	{ "pdata", required_argument, NULL, OPT_PDATA },
 	{ "depth", required_argument, NULL, OPT_DEPTH },
+	{ "srq", required_argument, NULL, OPT_SRQ },
 	{ "disc-wait", no_argument, NULL, OPT_DISC_WAIT },
 	{ "hist", no_argument, NULL, OPT_HIST },
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -72,7 +74,8 @@ static void usage(FILE *f)
 "usage: rapt_perf [-p IA] [-t TEST] [-s SIZE | -a] [-n N] [-W N] [-w N]\n"
 "                 [-m poll|block|fd] [-V] [-I] [--json] [--progress]\n"
 "                 [-S | -c HOST | --loopback-thread] [-P SID]\n"
-"                 [--pdata BYTES] [--depth N] [--disc-wait] [--hist]\n"
+"                 [--pdata BYTES] [--depth N] [--srq N] [--disc-wait]\n"
+"                 [--hist]\n"
 "                 [-T SECONDS]\n"
 "  -p, --ia IA          interface adapter (default tcp:lo)\n"
 "  -t, --test TEST      lat_send lat_write lat_read bw_send bw_write\n"
@@ -92,6 +95,8 @@ static void usage(FILE *f)
 "      --loopback-thread  server in a thread of this process\n"
 "      --pdata BYTES    connection tests: private data each way (32)\n"
 "      --depth N        connection tests: EP queue depths (provider's)\n"
+"      --srq N          connection tests: the EPs this side creates take\n"
+"                       their receives from one SRQ of N receives\n"
 "      --disc-wait      connrate: wait for DISCONNECTED before the next\n"
 "      --hist           latency tests: p99.9, max and a histogram of the\n"
 "                       round trips (4 buckets per doubling)\n"
@@ -188,6 +193,9 @@ static int parse_num(int c, const char *arg, struct perf_opts *o)
 	case OPT_DEPTH:
 		o->depth = (uint32_t)v;
 		return v <= 65535 ? 0 : -1;
+	case OPT_SRQ:
+		o->srq = (uint32_t)v;
+		return v && v <= UINT32_MAX ? 0 : -1;
 	case 'T':
 		o->timeout_s = v;
 		return 0;

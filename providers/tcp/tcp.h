@@ -22,6 +22,8 @@
  *   tcp_park.c    parking the EPs a consumer busy-polls
  *   tcp_sock.c    addresses and socket helpers of the CM
  *   tcp_mem.c     the STag table: LMR registration, key and bounds checks
+ *   tcp_srq.c     shared receive queues: the ring, the take of a receive
+ *                 by an EP's message, the low-watermark event
  *   tcp_tx.c      send queue: post_send/write/read, FPDU segmentation,
  *                 writev batching, Read Responses, Terminate, the RTR
  *   tcp_rx.c      receive state machine: FPDU parsing, DDP placement,
@@ -76,6 +78,8 @@
 #define TCP_MAX_DEPTH		4096
 #define TCP_MAX_IRD		64
 #define TCP_MAX_ORD		64
+#define TCP_MAX_SRQ		1024		/* a bound, not a cost */
+#define TCP_MAX_SRQ_RECV	(1u << 20)
 #define TCP_MAX_MSG		(1ull << 31)
 #define TCP_SERVICE_MIN		1
 #define TCP_SERVICE_MAX		65535
@@ -296,7 +300,9 @@ struct tcp_ep {
 	struct rapt_timer timer;	/* tcp_conn.c: connect, RTR, close
 					 * timeouts */
 	struct tcp_wrq sq;		/* sends, writes, reads in order */
-	struct tcp_wrq rq;		/* posted receives */
+	struct tcp_wrq rq;		/* posted receives; with an SRQ, the
+					 * one a message is filling */
+	struct tcp_srq *srq;		/* tcp_srq.c, or NULL */
 	struct tcp_rx *rx;
 	struct tcp_tx *tx;
 	struct tcp_cm *cm;		/* handshake state (tcp_cm.h) */
@@ -319,6 +325,20 @@ int tcp_ep_create(void *pia, void *ppz, struct rapt_core_ep *cep,
 int tcp_ep_free(void *pep);
 int tcp_ep_modify(void *pep, const struct rapt_ep_attr *attr, uint32_t mask);
 int tcp_ep_set_peer_timeout(void *pep, uint32_t timeout_ms);
+int tcp_ep_reset(void *pep);
+int tcp_ep_get_status(void *pep, uint32_t *recv, uint32_t *req);
+
+/* tcp_srq.c: ops, and the receive path's take (with ep->lock). */
+struct tcp_srq;
+int tcp_srq_create(void *pia, void *ppz, struct rapt_srq *handle,
+		   const struct rapt_srq_attr *attr, void **psrq);
+int tcp_srq_free(void *psrq);
+int tcp_srq_post_recv(void *psrq, const struct rapt_sge *sgl, uint32_t nsge,
+		      uint64_t cookie);
+int tcp_srq_query(void *psrq, uint32_t *posted);
+int tcp_srq_resize(void *psrq, uint32_t max_recv, uint32_t low_watermark);
+int tcp_ep_set_srq(void *pep, void *psrq);
+struct tcp_wr *tcp_srq_take(struct tcp_ep *ep);
 int tcp_ep_connect(void *pep, const struct sockaddr *remote,
 		   uint64_t service_id, const void *pdata, size_t pdata_len,
 		   int64_t timeout_us);
@@ -414,6 +434,8 @@ void tcp_wrq_fini(struct tcp_wrq *q);
 /* A free slot at the tail (not yet counted), or NULL: RAPT_ENOSPC in
  * @err when the queue holds its depth, RAPT_ENOMEM if it cannot grow. */
 struct tcp_wr *tcp_wrq_reserve(struct tcp_wrq *q, int *err);
+struct tcp_wr *tcp_wrq_push_recv(struct tcp_wrq *q, const struct rapt_sge *sgl,
+				 uint32_t nsge, uint64_t cookie, int *err);
 void tcp_wrq_reap(struct tcp_wrq *q);
 
 static inline uint32_t tcp_wrq_count(const struct tcp_wrq *q)

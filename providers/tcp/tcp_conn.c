@@ -40,6 +40,7 @@ static bool ep_transition_ok(enum tcp_ep_state from, enum tcp_ep_state to)
 		[TCP_EP_ACCEPTING] = 1u << TCP_EP_RTR_WAIT | 1u << TCP_EP_RTS,
 		[TCP_EP_RTR_WAIT] = 1u << TCP_EP_RTS,
 		[TCP_EP_RTS] = 1u << TCP_EP_CLOSING,
+		[TCP_EP_CLOSED] = 1u << TCP_EP_IDLE,	/* ep_reset */
 	};
 
 	return from == to || to == TCP_EP_CLOSED ||
@@ -58,7 +59,8 @@ static bool ep_transition_ok(enum tcp_ep_state from, enum tcp_ep_state to)
  *
  * The transitions: IDLE -> CONNECTING -> MPA_REQ_SENT -> RTS (active),
  * IDLE -> ACCEPTING -> RTR_WAIT -> RTS or ACCEPTING -> RTS (passive),
- * RTS -> CLOSING (graceful close), and any -> CLOSED.  Debug builds log
+ * RTS -> CLOSING (graceful close), any -> CLOSED, and CLOSED -> IDLE
+ * (ep_reset, for the next connection).  Debug builds log
  * any other as a provider bug.
  */
 void tcp_ep_set_state(struct tcp_ep *ep, enum tcp_ep_state state)

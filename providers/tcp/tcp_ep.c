@@ -2,9 +2,10 @@
 /*
  * tcp provider: the EP ops.
  *
- * One job: ep_create, ep_free, ep_modify, ep_connect and ep_disconnect:
- * an EP's memory, its EVDs, its teardown, and the start of an active
- * connection (the exchange itself is tcp_handshake.c's).
+ * One job: ep_create, ep_free, ep_modify, ep_connect, ep_disconnect,
+ * ep_reset and ep_get_status: an EP's memory, its EVDs, its teardown and
+ * renewal, and the start of an active connection (the exchange itself is
+ * tcp_handshake.c's).
  */
 #include "config.h"
 
@@ -378,6 +379,123 @@ int tcp_ep_disconnect(void *pep, uint32_t flags, const void *pdata,
 		tcp_cm_end(ep, true, RAPT_EV_DISCONNECTED, 0, 0, NULL, 0);
 	}
 out:
+	pthread_mutex_unlock(&ep->lock);
+	return 0;
+}
+
+/* Arguments and result of ep_renew(), which runs between engine passes. */
+struct ep_renew_call {
+	struct tcp_ep *ep;
+	int ret;
+};
+
+/* The per-connection fields, back to what ep_alloc() left. */
+static void ep_forget(struct tcp_ep *ep)
+{
+	ep->active = false;
+	ep->crc = false;
+	ep->mpa_rev1 = false;
+	ep->sends_held = false;
+	ep->rtr = 0;
+	ep->rtr_repeat_timed = false;
+	ep->rtr_repeat_close = false;
+	ep->fin_held = false;
+	ep->consumer_close = false;
+	ep->term_sent = false;
+	ep->rtr_at_ns = 0;
+	ep->ird = 0;
+	ep->ord = 0;
+	ep->max_ulpdu = 0;
+	ep->mss_due = false;
+	atomic_store(&ep->poll_idle, 0);
+	memset(&ep->cm->laddr, 0, sizeof(ep->cm->laddr));
+	memset(&ep->cm->raddr, 0, sizeof(ep->cm->raddr));
+	ep->cm->p2p = false;
+	ep->cm->wr_shut = false;
+}
+
+/* An EP's data-path state, to swap a fresh set in. */
+struct ep_dto {
+	struct tcp_wrq sq, rq;
+	struct tcp_rx *rx;
+	struct tcp_tx *tx;
+};
+
+static void ep_dto_swap(struct tcp_ep *ep, struct ep_dto *d)
+{
+	struct ep_dto t = { ep->sq, ep->rq, ep->rx, ep->tx };
+
+	ep->sq = d->sq;
+	ep->rq = d->rq;
+	ep->rx = d->rx;
+	ep->tx = d->tx;
+	*d = t;
+}
+
+/*
+ * The runner, between passes, so that no handler call collected for the
+ * old socket can still arrive (rapt_engine_close() never waits): fresh
+ * data-path state (MSNs, the receive parser, the read queues) for the next
+ * connection.  The old state is kept until the new one exists, so that an
+ * EP short of memory stays a usable, CLOSED one.
+ */
+static void ep_renew(void *arg)
+{
+	struct ep_renew_call *call = arg;
+	struct tcp_ep *ep = call->ep;
+	struct ep_dto old = { 0 };
+
+	pthread_mutex_lock(&ep->lock);
+	if (ep->state != TCP_EP_CLOSED || ep->io.fd >= 0) {
+		call->ret = RAPT_ESTATE;	/* a core bug: say so */
+		goto out;
+	}
+	ep_dto_swap(ep, &old);		/* the EP's set is empty now */
+	call->ret = tcp_dto_init(ep);	/* frees its own half on failure */
+	ep_dto_swap(ep, &old);
+	if (call->ret)
+		goto out;		/* the old set is back in place */
+	/* Every WR of the old queues completed before DISCONNECTED, and a
+	 * receive posted since was flushed at once: nothing is lost. */
+	tcp_dto_fini(ep);
+	ep_dto_swap(ep, &old);
+	ep_forget(ep);
+	tcp_ep_set_state(ep, TCP_EP_IDLE);
+out:
+	pthread_mutex_unlock(&ep->lock);
+}
+
+/**
+ * tcp_ep_reset - the ep_reset op
+ *
+ * The core calls it after DISCONNECTED, BROKEN, a reject or an accept
+ * error: the socket is gone and every WR completed.
+ *
+ * Return: 0, RAPT_ENOMEM, RAPT_ESTATE (the EP is not closed).
+ */
+int tcp_ep_reset(void *pep)
+{
+	struct ep_renew_call call = { .ep = pep };
+
+	rapt_engine_call(call.ep->ia->eng, ep_renew, &call);
+	return call.ret;
+}
+
+/**
+ * tcp_ep_get_status - the ep_get_status op
+ *
+ * A WR stays in its ring until its completion is pushed, so the rings'
+ * counts are what is outstanding.
+ *
+ * Return: 0.
+ */
+int tcp_ep_get_status(void *pep, uint32_t *recv, uint32_t *req)
+{
+	struct tcp_ep *ep = pep;
+
+	pthread_mutex_lock(&ep->lock);
+	*recv = tcp_wrq_count(&ep->rq);
+	*req = tcp_wrq_count(&ep->sq);
 	pthread_mutex_unlock(&ep->lock);
 	return 0;
 }

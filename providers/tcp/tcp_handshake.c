@@ -206,6 +206,7 @@ static int cm_negotiate_reply(struct tcp_ep *ep, const struct tcp_mpa_frame *f)
 	ep->mpa_rev1 = f->rev == TCP_MPA_REV1;
 	ep->rtr = 0;
 	ep->rtr_repeat_timed = ep->rtr_repeat_close = false;
+	ep->consumer_close = ep->fin_held = false;
 	if (!f->enhanced) {
 		ep->ird = (uint16_t)ep->attr.rdma_read_in;
 		ep->ord = (uint16_t)ep->attr.rdma_read_out;
@@ -395,6 +396,7 @@ static void cm_negotiate_request(struct tcp_ep *ep, const struct tcp_cr *cr,
 	ep->mpa_rev1 = cr->rev == TCP_MPA_REV1;
 	ep->rtr = 0;
 	ep->rtr_repeat_timed = ep->rtr_repeat_close = false;
+	ep->consumer_close = ep->fin_held = false;
 	ep->cm->p2p = false;
 	ep->ird = (uint16_t)ep->attr.rdma_read_in;
 	ep->ord = (uint16_t)ep->attr.rdma_read_out;

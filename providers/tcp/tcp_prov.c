@@ -55,7 +55,8 @@
 		  RAPT_CAP_PASSIVE_SEND_FIRST | RAPT_CAP_RAW_PDATA |	\
 		  RAPT_CAP_MULTI_EVD_STREAMS | RAPT_CAP_ZERO_LENGTH |	\
 		  RAPT_CAP_HANDSHAKE_LIMIT | RAPT_CAP_CONNECT_CANCEL |	\
-		  RAPT_CAP_READ_CHECK | RAPT_CAP_PEER_ERRORS)
+		  RAPT_CAP_READ_CHECK | RAPT_CAP_PEER_ERRORS |		\
+		  RAPT_CAP_EP_RESET | RAPT_CAP_EP_STATUS | RAPT_CAP_SRQ)
 
 /* ------------------------------------------------------------------ */
 /* Devices                                                             */
@@ -254,6 +255,9 @@ static int tcp_ia_query(void *pia, struct rapt_ia_attr *a)
 	a->max_msg_size = TCP_MAX_MSG;
 	a->max_rdma_size = TCP_MAX_MSG;
 	a->max_lmr_size = TCP_MAX_LMR;
+	a->max_srq = TCP_MAX_SRQ;
+	a->max_srq_recv = TCP_MAX_SRQ_RECV;
+	a->max_srq_sge = TCP_MAX_SGE;
 	a->max_rdma_read_in = TCP_MAX_IRD;
 	a->max_rdma_read_out = TCP_MAX_ORD;
 	/* Raw MPA limits; the core takes its header off. */
@@ -655,6 +659,14 @@ static const struct rapt_prov_ops tcp_ops = {
 	.ep_free = tcp_ep_free,
 	.ep_modify = tcp_ep_modify,
 	.ep_set_peer_timeout = tcp_ep_set_peer_timeout,
+	.ep_reset = tcp_ep_reset,
+	.ep_get_status = tcp_ep_get_status,
+	.srq_create = tcp_srq_create,
+	.srq_free = tcp_srq_free,
+	.srq_post_recv = tcp_srq_post_recv,
+	.srq_query = tcp_srq_query,
+	.srq_resize = tcp_srq_resize,
+	.ep_set_srq = tcp_ep_set_srq,
 	.ep_connect = tcp_ep_connect,
 	.ep_disconnect = tcp_ep_disconnect,
 	.post_recv = tcp_post_recv,

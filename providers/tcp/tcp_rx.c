@@ -340,6 +340,8 @@ static int rx_hdr_send(struct tcp_ep *ep, const uint8_t *p)
 		return rx_term(ep, p, TCP_TERM_LAYER_DDP, TCP_TERM_DDP_UNTAGGED,
 			       TCP_TERM_DDP_U_MSN_RANGE, false);
 	wr = tcp_wrq_head(&ep->rq);
+	if (!wr && ep->srq && !h->mo)
+		wr = tcp_srq_take(ep);	/* a new message: the oldest */
 	if (!wr) {
 		tcp_info("fd %d: a Send found no posted receive", ep->io.fd);
 		return rx_term(ep, p, TCP_TERM_LAYER_DDP, TCP_TERM_DDP_UNTAGGED,

@@ -458,6 +458,30 @@ static void wr_fill(struct tcp_wrq *q, struct tcp_wr *wr, uint8_t op,
 }
 
 /**
+ * tcp_wrq_push_recv - queue a receive at the tail of a ring
+ * @q: the EP's receive ring, or an SRQ's
+ * @sgl: scatter list
+ * @nsge: its length
+ * @cookie: for the completion
+ * @err: RAPT_ENOSPC (the ring holds its depth) or RAPT_ENOMEM on failure
+ *
+ * Return: the WR, or NULL.
+ */
+struct tcp_wr *tcp_wrq_push_recv(struct tcp_wrq *q, const struct rapt_sge *sgl,
+				 uint32_t nsge, uint64_t cookie, int *err)
+{
+	struct tcp_wr *wr = tcp_wrq_reserve(q, err);
+
+	if (!wr)
+		return NULL;
+	wr_fill(q, wr, RAPT_OP_RECV, sgl, nsge, cookie, 0,
+		sgl_bytes(sgl, nsge));
+	q->tail++;
+	tcp_wrq_reap(q);
+	return wr;
+}
+
+/**
  * tcp_post_recv - the post_recv op
  *
  * Valid in every state; on a closed EP the receive completes FLUSHED at
@@ -476,13 +500,9 @@ int tcp_post_recv(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
 			       "rapt_ep_post_recv");
 	if (ret)
 		goto out;
-	wr = tcp_wrq_reserve(&ep->rq, &ret);
+	wr = tcp_wrq_push_recv(&ep->rq, sgl, nsge, cookie, &ret);
 	if (!wr)
 		goto out;
-	wr_fill(&ep->rq, wr, RAPT_OP_RECV, sgl, nsge, cookie, 0,
-		sgl_bytes(sgl, nsge));
-	ep->rq.tail++;
-	tcp_wrq_reap(&ep->rq);
 	if (ep->state == TCP_EP_CLOSED) {
 		tcp_complete(ep, ep->recv_evd, wr, RAPT_DTO_FLUSHED, 0, 0, 0);
 		ep->rq.head++;

@@ -93,6 +93,7 @@ struct perf_opts {
 	uint32_t window;	/* PERF_WINDOW_DEFAULT: the test's */
 	uint32_t pdata_len;
 	uint32_t depth;		/* connection tests' EP depths; 0 default */
+	uint32_t srq;		/* connection tests: SRQ receives; 0 none */
 	bool verify;
 	bool json;
 	bool progress;

@@ -28,7 +28,8 @@
 #define CONN_WARMUP	10
 #define ACK_WAIT_NS	(5ull * 1000000000ull)
 
-/* The measured connections' EVDs: one for both streams where allowed. */
+/* The measured connections' EVDs: one for both streams where allowed;
+ * with --srq, the SRQ their EPs receive from, its receives' memory. */
 struct mset {
 	struct rapt_evd *conn;
 	struct rapt_evd *cr;
@@ -36,7 +37,58 @@ struct mset {
 	uint64_t sid;
 	struct rapt_ep **eps;
 	uint64_t n;
+	struct rapt_srq *srq;
+	struct rapt_lmr *srq_lmr;
+	uint8_t *srq_buf;
 };
+
+#define SRQ_RECV_BYTES 64
+
+/* --srq N: one SRQ of N receives of SRQ_RECV_BYTES, all posted. */
+static int mset_srq(struct perf_side *s, struct mset *m, uint32_t n)
+{
+	struct rapt_srq_attr sa = { .max_recv = n, .max_recv_sge = 1 };
+	struct rapt_lmr_info li;
+	struct rapt_sge sge;
+	uint32_t i;
+	int ret;
+
+	if (!(s->attr.caps & RAPT_CAP_SRQ))
+		return perf_fail(RAPT_ENOTSUP, "--srq: the IA has no RAPT_CAP_SRQ");
+	m->srq_buf = calloc(n, SRQ_RECV_BYTES);
+	if (!m->srq_buf)
+		return perf_fail(RAPT_ENOMEM, "SRQ buffers");
+	ret = rapt_lmr_create(s->pz, m->srq_buf, (size_t)n * SRQ_RECV_BYTES,
+			      RAPT_MEM_LOCAL_WRITE, &m->srq_lmr, &li);
+	if (ret)
+		return perf_fail(ret, "rapt_lmr_create (SRQ)");
+	ret = rapt_srq_create(s->pz, &sa, &m->srq);
+	if (ret)
+		return perf_fail(ret, "rapt_srq_create");
+	for (i = 0; i < n; i++) {
+		sge.addr = (uintptr_t)(m->srq_buf + (size_t)i * SRQ_RECV_BYTES);
+		sge.length = SRQ_RECV_BYTES;
+		sge.lkey = li.lkey;
+		ret = rapt_srq_post_recv(m->srq, &sge, 1, i);
+		if (ret)
+			return perf_fail(ret, "rapt_srq_post_recv");
+	}
+	return 0;
+}
+
+/* A measured EP: on the SRQ with --srq. */
+static int mset_ep(struct perf_side *s, struct mset *m,
+		   const struct rapt_ep_attr *a, struct rapt_ep **ep)
+{
+	int ret;
+
+	if (m->srq)
+		ret = rapt_ep_create_with_srq(s->pz, m->srq, NULL, NULL,
+					      m->conn, a, ep);
+	else
+		ret = rapt_ep_create(s->pz, NULL, NULL, m->conn, a, ep);
+	return ret ? perf_fail(ret, "rapt_ep_create") : 0;
+}
 
 static int mset_open(struct perf_side *s, struct mset *m, uint64_t n)
 {
@@ -65,7 +117,7 @@ static int mset_open(struct perf_side *s, struct mset *m, uint64_t n)
 		if (ret)
 			return perf_fail(ret, "rapt_evd_create (requests)");
 	}
-	return 0;
+	return s->o->srq ? mset_srq(s, m, s->o->srq) : 0;
 }
 
 static void mset_close(struct mset *m)
@@ -81,6 +133,11 @@ static void mset_close(struct mset *m)
 		rapt_evd_free(m->cr);
 	if (m->conn)
 		rapt_evd_free(m->conn);
+	if (m->srq)
+		rapt_srq_free(m->srq);
+	if (m->srq_lmr)
+		rapt_lmr_free(m->srq_lmr);
+	free(m->srq_buf);
 	free(m->eps);
 	memset(m, 0, sizeof(*m));
 }
@@ -151,9 +208,9 @@ static int start_connect(struct perf_side *s, struct mset *m, uint64_t i,
 	int ret;
 
 	ep_attr(s, &a);
-	ret = rapt_ep_create(s->pz, NULL, NULL, m->conn, &a, &m->eps[i]);
+	ret = mset_ep(s, m, &a, &m->eps[i]);
 	if (ret)
-		return perf_fail(ret, "rapt_ep_create");
+		return ret;
 	rapt_context_set(m->eps[i], (void *)(uintptr_t)i);
 	make_pdata(pd, len, seq);
 	ret = rapt_ep_connect(m->eps[i], (const struct sockaddr *)ss, m->sid,
@@ -560,9 +617,9 @@ static int srv_request(struct perf_side *s, struct srv_conn *c,
 	}
 	i = c->next++;
 	ep_attr(s, &a);
-	ret = rapt_ep_create(s->pz, NULL, NULL, c->m.conn, &a, &c->m.eps[i]);
+	ret = mset_ep(s, &c->m, &a, &c->m.eps[i]);
 	if (ret)
-		return perf_fail(ret, "rapt_ep_create");
+		return ret;
 	rapt_context_set(c->m.eps[i], (void *)(uintptr_t)i);
 	ret = rapt_cr_accept(ev->u.cr.cr, c->m.eps[i], len ? pd : NULL, len);
 	return ret ? perf_fail(ret, "rapt_cr_accept") : 0;

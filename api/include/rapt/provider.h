@@ -221,6 +221,49 @@ struct rapt_prov_ops {
 	 * RAPT_ENOTSUP (the transport's own bound applies).
 	 */
 	int (*ep_set_peer_timeout)(void *pep, uint32_t timeout_ms);
+
+	/*
+	 * ep_reset: make a finished EP new again (rapt_ep_reset()).  Called
+	 * only when the core's state is DISCONNECTED, that is after the
+	 * provider reported the connection's final event, and never while
+	 * another connect, accept or reset of the EP runs.  Keep the EP's
+	 * PZ, EVDs, attributes and peer timeout; forget the connection; the
+	 * next ep_connect or cr_accept must work as on a new EP.  Receives
+	 * may be posted concurrently.  Advertise RAPT_CAP_EP_RESET with it.
+	 * Stub: RAPT_ENOTSUP.
+	 *
+	 * ep_get_status: the number of receives (@recv) and of sends/RDMA
+	 * operations (@req) posted and not yet completed.  Any EP state.
+	 * Advertise RAPT_CAP_EP_STATUS with it.  Stub: RAPT_ENOTSUP.
+	 */
+	int (*ep_reset)(void *pep);
+	int (*ep_get_status)(void *pep, uint32_t *recv, uint32_t *req);
+
+	/*
+	 * SRQ (API 1.3; advertise RAPT_CAP_SRQ and the max_srq* limits).
+	 * srq_create gets the core's checked attributes and the consumer
+	 * handle to name in the low-watermark event
+	 * (rapt_prov_async_event(RAPT_EV_ASYNC_SRQ_LOW_WATERMARK, handle,
+	 * receives left as prov_status: the core makes it the event's
+	 * count)), which fires once each time the posted receives
+	 * fall below the watermark, and again after srq_resize.
+	 * ep_set_srq comes right after ep_create of an EP made with
+	 * rapt_ep_create_with_srq() (whose max_recv is 1: a receive in
+	 * progress, and max_recv_sge the SRQ's), before the EP is used:
+	 * from then on its messages take the SRQ's oldest receive, and its
+	 * completions carry the EP.  srq_free is called only once no EP
+	 * uses the SRQ.  srq_query reports the receives posted.  Stubs:
+	 * RAPT_ENOTSUP.
+	 */
+	int (*srq_create)(void *pia, void *ppz, struct rapt_srq *handle,
+			  const struct rapt_srq_attr *attr, void **psrq);
+	int (*srq_free)(void *psrq);
+	int (*srq_post_recv)(void *psrq, const struct rapt_sge *sgl,
+			     uint32_t nsge, uint64_t cookie);
+	int (*srq_query)(void *psrq, uint32_t *posted);
+	int (*srq_resize)(void *psrq, uint32_t max_recv,
+			  uint32_t low_watermark);
+	int (*ep_set_srq)(void *pep, void *psrq);
 };
 
 /* evd_trywait's @how. */

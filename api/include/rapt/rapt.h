@@ -4,7 +4,9 @@
  *
  * Objects: IA (interface adapter), PZ (protection zone), LMR (registered
  * memory), EVD (event dispatcher), EP (reliable connected endpoint), PSP
- * (public service point, a listener) and CR (connection request).
+ * (public service point, a listener), CR (connection request) and, since
+ * API 1.3, RSP (reserved service point: a one-shot listener bound to one
+ * EP) and SRQ (shared receive queue).
  *
  * Handles are opaque: the pointer types below are never dereferenced, their
  * values are tagged, generation-checked references into rapt's handle table.
@@ -36,7 +38,7 @@ extern "C" {
 #endif
 
 #define RAPT_API_VERSION_MAJOR 1
-#define RAPT_API_VERSION_MINOR 2
+#define RAPT_API_VERSION_MINOR 3
 
 /* Opaque handles: incomplete types, never dereferenced. */
 struct rapt_ia;
@@ -46,6 +48,8 @@ struct rapt_evd;
 struct rapt_ep;
 struct rapt_psp;
 struct rapt_cr;
+struct rapt_rsp;
+struct rapt_srq;
 
 /** enum rapt_handle_type - what kind of object a handle names */
 enum rapt_handle_type {
@@ -56,6 +60,8 @@ enum rapt_handle_type {
 	RAPT_HANDLE_EP,
 	RAPT_HANDLE_PSP,
 	RAPT_HANDLE_CR,
+	RAPT_HANDLE_RSP,		/* since API 1.3 */
+	RAPT_HANDLE_SRQ,		/* since API 1.3 */
 };
 
 /* Timeouts are in microseconds; this one means "wait forever". */
@@ -238,6 +244,15 @@ enum rapt_transport {
  * failed completion or a BROKEN connection.  Without it (kernel siw, which
  * keeps a received Terminate to itself) the connection just ends. */
 #define RAPT_CAP_PEER_ERRORS		(1ULL << 15)
+/* rapt_ep_reset(): a disconnected EP can be made UNCONNECTED again and
+ * reused for a new connection.  Since API 1.3. */
+#define RAPT_CAP_EP_RESET		(1ULL << 16)
+/* rapt_ep_get_status() reports the receives and requests outstanding.
+ * Since API 1.3. */
+#define RAPT_CAP_EP_STATUS		(1ULL << 17)
+/* Shared receive queues: rapt_srq_create(), rapt_ep_create_with_srq().
+ * The limits are max_srq, max_srq_recv and max_srq_sge.  Since API 1.3. */
+#define RAPT_CAP_SRQ			(1ULL << 18)
 
 /* EVD streams (rapt_evd_create() @streams, rapt_ia_attr.evd_merge). */
 #define RAPT_EVD_DTO		(1u << 0)	/* data transfer completions */
@@ -277,6 +292,9 @@ enum rapt_transport {
  * @service_id_max: highest service id
  * @evd_merge: for stream bit i, the streams that may share an EVD with it
  * @local_addr: the IA's own address (its listeners bind here)
+ * @max_srq: most SRQs the IA can hold (0 without RAPT_CAP_SRQ); API 1.3
+ * @max_srq_recv: most receives one SRQ holds; API 1.3
+ * @max_srq_sge: most SGEs in an SRQ's receive; API 1.3
  *
  * The pdata_* limits are what the consumer may pass: the transport's own
  * limit minus rapt's private-data header.  An EP in RAPT_EP_RAW_PDATA mode
@@ -310,6 +328,11 @@ struct rapt_ia_attr {
 	uint64_t service_id_max;
 	uint32_t evd_merge[RAPT_EVD_NSTREAMS];
 	struct sockaddr_storage local_addr;
+	/* API 1.3: read them only with an attr_size that covers them. */
+	uint32_t max_srq;
+	uint32_t max_srq_recv;
+	uint32_t max_srq_sge;
+	uint32_t reserved;
 };
 
 /* Bytes of rapt's own header in framed private data. */
@@ -461,6 +484,7 @@ RAPT_API int rapt_lmr_free(struct rapt_lmr *lmr);
 	XX(ASYNC_EP_BROKEN,	0x0402)					\
 	XX(ASYNC_IA_CATASTROPHIC, 0x0403)				\
 	XX(ASYNC_PROVIDER_ERROR, 0x0404)				\
+	XX(ASYNC_SRQ_LOW_WATERMARK, 0x0405) /* API 1.3 */		\
 									\
 	XX(SOFTWARE,		0x0801)	/* stream RAPT_EVD_SOFTWARE */
 
@@ -531,15 +555,18 @@ struct rapt_event_dto {
 #define RAPT_DTO_INVALIDATED	(1u << 1)	/* send with invalidate */
 
 /**
- * struct rapt_event_cr - a connection request arrived on a PSP
- * @psp: the PSP
+ * struct rapt_event_cr - a connection request arrived on a PSP or an RSP
+ * @psp: the PSP, or NULL for a request that arrived on an RSP
  * @cr: the request; read it with rapt_cr_query(), then accept or reject
  * @service_id: the service id it arrived on
+ * @rsp: the RSP it arrived on, or NULL (a PSP's).  Since API 1.3; it fits
+ *       in the event union's old size, so the event's layout is unchanged.
  */
 struct rapt_event_cr {
 	struct rapt_psp *psp;
 	struct rapt_cr *cr;
 	uint64_t service_id;
+	struct rapt_rsp *rsp;
 };
 
 /**
@@ -569,8 +596,10 @@ struct rapt_event_conn {
 /**
  * struct rapt_event_async - an asynchronous error
  * @handle: the object it concerns (an EVD for EVD_OVERFLOW, an EP for
- *          EP_BROKEN, the IA for IA_CATASTROPHIC)
- * @count: for EVD_OVERFLOW, how many events the EVD has lost so far
+ *          EP_BROKEN, the IA for IA_CATASTROPHIC, an SRQ for
+ *          SRQ_LOW_WATERMARK)
+ * @count: for EVD_OVERFLOW, how many events the EVD has lost so far; for
+ *         SRQ_LOW_WATERMARK, the receives the SRQ held then
  * @prov_status: provider-specific detail
  */
 struct rapt_event_async {
@@ -761,7 +790,8 @@ RAPT_API int rapt_evd_query(struct rapt_evd *evd, struct rapt_evd_info *info,
 	XX(PASSIVE_PENDING,	3)	/* cr_accept called */		\
 	XX(CONNECTED,		4)	/* ESTABLISHED delivered */	\
 	XX(DISCONNECT_PENDING,	5)	/* graceful disconnect under way */ \
-	XX(DISCONNECTED,	6)	/* final; the EP can only be freed */
+	XX(DISCONNECTED,	6)	/* over: free, or rapt_ep_reset() */ \
+	XX(RESERVED,		7)	/* bound to an RSP (API 1.3) */
 
 /** enum rapt_ep_state - an EP's connection state (RAPT_EP_UNCONNECTED, ...) */
 enum rapt_ep_state {
@@ -1016,6 +1046,67 @@ RAPT_API int rapt_ep_get_peer_timeout(struct rapt_ep *ep,
 				      uint32_t *timeout_ms);
 
 /**
+ * rapt_ep_reset - make a disconnected EP unconnected again, for reuse
+ * @ep: an EP in RAPT_EP_DISCONNECTED (or RAPT_EP_UNCONNECTED: nothing
+ *      to do)
+ *
+ * The EP keeps its PZ, EVDs, attributes, peer timeout and context, and
+ * forgets its last connection: negotiated read depths, addresses, the
+ * peer's private data and RAPT_EPI_* flags.  Every receive and request of
+ * that connection has completed (FLUSHED at the latest) before
+ * DISCONNECTED, so the queues are empty; receives posted after the reset
+ * wait for the next connection, which rapt_ep_connect() or
+ * rapt_cr_accept() starts as on a new EP.  Events of the old connection
+ * still queued on the EVDs stay there and name this same handle: dequeue
+ * them before the reset to tell them apart.  Since API 1.3.
+ *
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_ENOTSUP (no
+ * RAPT_CAP_EP_RESET), RAPT_ESTATE (the EP is connected or a connection is
+ * pending or closing: disconnect it first and wait for DISCONNECTED; or
+ * another thread is resetting it).
+ */
+RAPT_API int rapt_ep_reset(struct rapt_ep *ep);
+
+/* struct rapt_ep_status.flags */
+#define RAPT_EPS_RECV_IDLE	(1u << 0)	/* no receive outstanding */
+#define RAPT_EPS_REQUEST_IDLE	(1u << 1)	/* no send/RDMA either */
+
+/**
+ * struct rapt_ep_status - rapt_ep_get_status() output
+ * @state: enum rapt_ep_state
+ * @flags: RAPT_EPS_* bits
+ * @recv_posted: receives posted and not yet completed
+ * @request_outstanding: sends, RDMA writes and RDMA reads posted and not
+ *        yet completed (a RAPT_POST_SUPPRESS one counts until it is done)
+ */
+struct rapt_ep_status {
+	uint32_t state;
+	uint32_t flags;
+	uint32_t recv_posted;
+	uint32_t request_outstanding;
+};
+
+/**
+ * rapt_ep_get_status - an EP's state and whether work is outstanding
+ * @ep: the EP, in any state
+ * @status: output
+ * @status_size: sizeof(*status) as the caller knows it
+ *
+ * A consumer that wants to reuse or free an EP without losing track of a
+ * buffer asks whether the EP still owns any: RAPT_EPS_RECV_IDLE and
+ * RAPT_EPS_REQUEST_IDLE say no work of that kind is outstanding (its
+ * completions may still be queued on the EVDs, not yet dequeued).  The
+ * answer is a snapshot: another thread's post or the peer's traffic may
+ * change it at once.  Since API 1.3.
+ *
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_EINVAL (no output),
+ * RAPT_ENOTSUP (no RAPT_CAP_EP_STATUS).
+ */
+RAPT_API int rapt_ep_get_status(struct rapt_ep *ep,
+				struct rapt_ep_status *status,
+				size_t status_size);
+
+/**
  * struct rapt_sge - one scatter/gather element
  * @addr: local address, inside the LMR named by @lkey
  * @length: bytes
@@ -1223,6 +1314,7 @@ RAPT_API int rapt_psp_free(struct rapt_psp *psp);
  * @rdma_read_out: ORD the requester asks for
  * @remote_addr: the requester's address
  * @local_addr: the address the request arrived at
+ * @rsp: the RSP it arrived on (then @psp is NULL), or NULL; since API 1.3
  */
 struct rapt_cr_info {
 	struct rapt_psp *psp;
@@ -1234,6 +1326,7 @@ struct rapt_cr_info {
 	uint32_t rdma_read_out;
 	struct sockaddr_storage remote_addr;
 	struct sockaddr_storage local_addr;
+	struct rapt_rsp *rsp;
 };
 
 /**
@@ -1251,7 +1344,8 @@ RAPT_API int rapt_cr_query(struct rapt_cr *cr, struct rapt_cr_info *info,
  * rapt_cr_accept - accept a connection request
  * @cr: the CR (its handle is freed by this call when it succeeds)
  * @ep: an EP of the same IA in RAPT_EP_UNCONNECTED, created before or after
- *      the CR arrived
+ *      the CR arrived; for a CR that arrived on an RSP, the RSP's EP (in
+ *      RAPT_EP_RESERVED), and no other
  * @pdata: private data for the requester, or NULL
  * @pdata_len: its length, at most rapt_ia_attr.pdata_accept
  *
@@ -1259,7 +1353,8 @@ RAPT_API int rapt_cr_query(struct rapt_cr *cr, struct rapt_cr_info *info,
  * ESTABLISHED (the EP may send at once) or ACCEPT_ERROR.
  *
  * Return: 0, RAPT_ESTATE (EP not unconnected, or another thread is deciding
- * this CR), RAPT_ELENGTH, RAPT_EINVAL (EP of another IA), RAPT_EBADHANDLE,
+ * this CR), RAPT_ELENGTH, RAPT_EINVAL (EP of another IA; for an RSP's CR,
+ * an EP other than the RSP's: the CR stays undecided), RAPT_EBADHANDLE,
  * RAPT_ENOTCONN (the requester went away; the CR is freed).
  */
 RAPT_API int rapt_cr_accept(struct rapt_cr *cr, struct rapt_ep *ep,
@@ -1281,6 +1376,228 @@ RAPT_API int rapt_cr_accept(struct rapt_cr *cr, struct rapt_ep *ep,
  */
 RAPT_API int rapt_cr_reject(struct rapt_cr *cr, const void *pdata,
 			    size_t pdata_len);
+
+/* ------------------------------------------------------------------ */
+/* RSP (since API 1.3)                                                 */
+/* ------------------------------------------------------------------ */
+
+/**
+ * rapt_rsp_create - a one-shot listener bound to one EP
+ * @ia: the IA
+ * @service_id: within the IA's service-id range, or RAPT_SERVICE_ID_ANY
+ * @ep: an EP of @ia in RAPT_EP_UNCONNECTED; it becomes RAPT_EP_RESERVED
+ * @cr_evd: EVD (RAPT_EVD_CR) that gets the CR_ARRIVAL
+ * @rsp: output handle
+ *
+ * A reserved service point is the simplest passive side: the EP exists
+ * before the request, and the one request that arrives is the only one
+ * the RSP ever delivers (its CR_ARRIVAL names the RSP in u.cr.rsp and has
+ * u.cr.psp NULL).  That CR can be accepted only with @ep; rejecting it
+ * leaves @ep reserved until the RSP is freed.  Every later request is
+ * refused by rapt itself: the requester sees NON_PEER_REJECTED with
+ * reason RAPT_REJECT_BUSY while the RSP exists, and nothing listens once
+ * it is freed.  A reserved EP cannot connect, be accepted by a PSP's CR,
+ * be modified, reset or freed (RAPT_EBUSY): an accept hands it back to
+ * the consumer as a normal EP, rapt_rsp_free() as an UNCONNECTED one.
+ * Receives may be posted on it.  DAT's dat_rsp_create(), on every
+ * provider that has listeners.  Since API 1.3.
+ *
+ * Return: 0, RAPT_ESTATE (@ep is not UNCONNECTED), RAPT_ERANGE (service id
+ * out of range), RAPT_EADDRINUSE, RAPT_EINVAL (NULL output, EP or EVD of
+ * another IA, EVD without RAPT_EVD_CR), RAPT_EBADHANDLE,
+ * RAPT_EHANDLETYPE, RAPT_ENOMEM.
+ */
+RAPT_API int rapt_rsp_create(struct rapt_ia *ia, uint64_t service_id,
+			     struct rapt_ep *ep, struct rapt_evd *cr_evd,
+			     struct rapt_rsp **rsp);
+
+/* struct rapt_rsp_info.flags */
+#define RAPT_RSPI_SPENT		(1u << 0)	/* its CR arrived */
+
+/**
+ * struct rapt_rsp_info - rapt_rsp_query() output
+ * @service_id: the service id listened on
+ * @ep: the EP the RSP was created with
+ * @flags: RAPT_RSPI_* bits
+ * @pending_crs: 1 while its CR is delivered and undecided, else 0
+ * @busy_rejects: requests refused so far (those after the first, and any
+ *                over the handshake limit)
+ */
+struct rapt_rsp_info {
+	uint64_t service_id;
+	struct rapt_ep *ep;
+	uint32_t flags;
+	uint32_t pending_crs;
+	uint64_t busy_rejects;
+};
+
+/**
+ * rapt_rsp_query - read an RSP's state
+ * @rsp: the RSP
+ * @info: output
+ * @info_size: sizeof(*info) as the caller knows it
+ *
+ * Since API 1.3.
+ *
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_EINVAL.
+ */
+RAPT_API int rapt_rsp_query(struct rapt_rsp *rsp, struct rapt_rsp_info *info,
+			    size_t info_size);
+
+/**
+ * rapt_rsp_free - stop listening and release the EP
+ * @rsp: the RSP
+ *
+ * An EP still reserved (its CR never came, or was rejected or withdrawn)
+ * becomes RAPT_EP_UNCONNECTED again; an EP that accepted the CR lives on
+ * with its connection.  Since API 1.3.
+ *
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_EBUSY while its CR
+ * is delivered and undecided.
+ */
+RAPT_API int rapt_rsp_free(struct rapt_rsp *rsp);
+
+/* ------------------------------------------------------------------ */
+/* SRQ (since API 1.3)                                                 */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct rapt_srq_attr - what an SRQ is created with
+ * @max_recv: receives it holds at most, 1..max_srq_recv
+ * @max_recv_sge: SGEs per receive (0: 4, capped at max_srq_sge)
+ * @low_watermark: RAPT_EV_ASYNC_SRQ_LOW_WATERMARK when the posted
+ *                 receives fall below it (0: never)
+ * @flags: reserved, 0
+ */
+struct rapt_srq_attr {
+	uint32_t max_recv;
+	uint32_t max_recv_sge;
+	uint32_t low_watermark;
+	uint32_t flags;
+};
+
+/**
+ * rapt_srq_create - create a shared receive queue
+ * @pz: its protection zone: its receives' memory and its EPs are of it
+ * @attr: attributes (required)
+ * @srq: output handle
+ *
+ * One queue of receives that many EPs consume (rapt_ep_create_with_srq()),
+ * so a server with thousands of connections posts one ring instead of one
+ * per EP.  A message arriving on such an EP takes the oldest receive of
+ * the SRQ; its completion goes to that EP's receive EVD and names the EP.
+ * When the SRQ is empty the message has no buffer: the contract is that
+ * the connection it arrived on breaks (RAPT_EV_BROKEN on both sides; on
+ * iWARP a Terminate, DDP "no buffer"), nothing is delivered elsewhere and
+ * nothing is lost silently; keep the SRQ above its low watermark.  Since
+ * API 1.3.
+ *
+ * Return: 0, RAPT_ENOTSUP (no RAPT_CAP_SRQ), RAPT_EINVAL (NULL attr or
+ * output, max_recv 0, flags), RAPT_ERANGE (above max_srq_recv,
+ * max_srq_sge, or a low watermark above max_recv), RAPT_EBUSY (max_srq
+ * SRQs exist), RAPT_EBADHANDLE, RAPT_ENOMEM.
+ */
+RAPT_API int rapt_srq_create(struct rapt_pz *pz,
+			     const struct rapt_srq_attr *attr,
+			     struct rapt_srq **srq);
+
+/**
+ * rapt_srq_free - free a shared receive queue
+ * @srq: the SRQ
+ *
+ * Receives still posted are dropped without a completion: their buffers
+ * are the consumer's again.  Since API 1.3.
+ *
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_EBUSY while EPs use
+ * it.
+ */
+RAPT_API int rapt_srq_free(struct rapt_srq *srq);
+
+/**
+ * rapt_srq_post_recv - post a receive to a shared receive queue
+ * @srq: the SRQ
+ * @sgl: scatter list, in the SRQ's PZ
+ * @nsge: its length (0 for a zero-length receive), at most max_recv_sge
+ * @cookie: returned in the completion
+ *
+ * Receives are consumed oldest first, by whichever of the SRQ's EPs gets a
+ * message.  Since API 1.3.
+ *
+ * Return: 0, RAPT_ENOSPC (max_recv receives are posted), RAPT_EINVAL (too
+ * many SGEs, NULL list), RAPT_EBADHANDLE, RAPT_EHANDLETYPE.
+ */
+RAPT_API int rapt_srq_post_recv(struct rapt_srq *srq,
+				const struct rapt_sge *sgl, unsigned int nsge,
+				uint64_t cookie);
+
+/**
+ * struct rapt_srq_info - rapt_srq_query() output
+ * @attr: current attributes
+ * @posted: receives posted and not yet taken by a message
+ * @neps: EPs created on it
+ */
+struct rapt_srq_info {
+	struct rapt_srq_attr attr;
+	uint32_t posted;
+	uint32_t neps;
+};
+
+/**
+ * rapt_srq_query - read an SRQ's attributes and fill
+ * @srq: the SRQ
+ * @info: output
+ * @info_size: sizeof(*info) as the caller knows it
+ *
+ * Since API 1.3.
+ *
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_EINVAL.
+ */
+RAPT_API int rapt_srq_query(struct rapt_srq *srq, struct rapt_srq_info *info,
+			    size_t info_size);
+
+/**
+ * rapt_srq_resize - change an SRQ's depth and low watermark
+ * @srq: the SRQ
+ * @max_recv: new depth, at least the receives posted now, at most
+ *            max_srq_recv
+ * @low_watermark: new low watermark (0: none), at most @max_recv
+ *
+ * Setting the watermark also re-arms its event: it fires again the next
+ * time the posted receives fall below it.  Since API 1.3.
+ *
+ * Return: 0, RAPT_ERANGE, RAPT_EINVAL (@max_recv 0), RAPT_EBADHANDLE,
+ * RAPT_EHANDLETYPE.
+ */
+RAPT_API int rapt_srq_resize(struct rapt_srq *srq, uint32_t max_recv,
+			     uint32_t low_watermark);
+
+/**
+ * rapt_ep_create_with_srq - create an endpoint that receives from an SRQ
+ * @pz: protection zone, the SRQ's
+ * @srq: the SRQ its messages take their receives from
+ * @recv_evd: EVD for its receive completions (RAPT_EVD_DTO), or NULL
+ * @request_evd: EVD for send/RDMA completions (RAPT_EVD_DTO), or NULL
+ * @connect_evd: EVD for connection events (RAPT_EVD_CONNECTION); required
+ * @attr: attributes, or NULL; max_recv and max_recv_sge are the SRQ's
+ *        business and ignored
+ * @ep: output handle
+ *
+ * As rapt_ep_create(), but rapt_ep_post_recv() on this EP fails with
+ * RAPT_EINVAL: its receives come from @srq.  A receive a message has
+ * started to fill belongs to the EP: if the connection ends, it completes
+ * FLUSHED on the EP's receive EVD; receives still in the SRQ stay there.
+ * rapt_ep_get_status() counts such a receive only.  The SRQ cannot be
+ * freed while the EP exists.  Since API 1.3.
+ *
+ * Return: as rapt_ep_create(), and RAPT_ENOTSUP (no RAPT_CAP_SRQ),
+ * RAPT_EINVAL (an SRQ of another PZ).
+ */
+RAPT_API int rapt_ep_create_with_srq(struct rapt_pz *pz, struct rapt_srq *srq,
+				     struct rapt_evd *recv_evd,
+				     struct rapt_evd *request_evd,
+				     struct rapt_evd *connect_evd,
+				     const struct rapt_ep_attr *attr,
+				     struct rapt_ep **ep);
 
 #ifdef __cplusplus
 }
