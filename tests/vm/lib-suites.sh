@@ -97,6 +97,9 @@ PERF_ROUNDS=3
 PERF_PORT=18600
 PERF_ITERS=2000
 PERF_BW_ITERS=2000
+# Writes outstanding in the bandwidth pair, the same for both programs
+# (perftest's own default tx depth; rapt_perf's default is 16).
+PERF_BW_WINDOW=128
 
 # median of the numbers on stdin
 median() {
@@ -197,14 +200,14 @@ perf_pair_bw() {	# perf_pair_bw NAME
 	t0=$(now)
 	for i in $(seq $PERF_ROUNDS); do
 		if perf_run ${name}_rapt "$PERF_RS -t bw_write -s 65536 -n $PERF_BW_ITERS" \
-			"$PERF_RC -t bw_write -s 65536 -n $PERF_BW_ITERS" \
+			"$PERF_RC -t bw_write -s 65536 -n $PERF_BW_ITERS -w $PERF_BW_WINDOW" \
 			/tmp/$name.rapt.out -P; then
 			rapt_field /tmp/$name.rapt.out MBps >> /tmp/$name.rapt.v
 		else
 			rc=1
 		fi
-		if perf_run ${name}_pt "ib_write_bw -R $PERF_PT_S -s 65536 -n $PERF_BW_ITERS" \
-			"ib_write_bw -R $PERF_PT_C -s 65536 -n $PERF_BW_ITERS" \
+		if perf_run ${name}_pt "ib_write_bw -R $PERF_PT_S -s 65536 -n $PERF_BW_ITERS -t $PERF_BW_WINDOW" \
+			"ib_write_bw -R $PERF_PT_C -s 65536 -n $PERF_BW_ITERS -t $PERF_BW_WINDOW" \
 			/tmp/$name.pt.out -p 1; then
 			pt_col /tmp/$name.pt.out 4 >> /tmp/$name.pt.v
 		else
