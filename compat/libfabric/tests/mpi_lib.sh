@@ -23,7 +23,10 @@ mpi_prereq()
 	fi
 	FI_PROVIDER_PATH=$(pwd)/compat/libfabric/.libs
 	RAPT_PROVIDER=tcp
-	export FI_PROVIDER_PATH RAPT_PROVIDER
+	# make check sets these; a script run by hand from a build folder
+	# uses that build's providers the same way
+	: "${RAPT_PROVIDER_PATH:=$(pwd)/.libs}" "${RAPT_CONF:=/dev/null}"
+	export FI_PROVIDER_PATH RAPT_PROVIDER RAPT_PROVIDER_PATH RAPT_CONF
 	mpi_root=
 	[ "$(id -u)" -eq 0 ] && mpi_root=--allow-run-as-root
 }
