@@ -236,6 +236,7 @@ int rfi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 int rfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		struct fid_eq **eq, void *context);
 void rfi_eq_drop_connreqs(struct rfi_eq *eq, struct rfi_pep *pep);
+void rfi_eq_remove_fid(struct rfi_eq *eq, struct fid *fid);
 int rfi_eq_trywait(struct rfi_eq *eq);
 
 /* rfi_cq.c */

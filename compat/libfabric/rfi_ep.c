@@ -133,8 +133,12 @@ static int ep_close(struct fid *fid)
 		rapt_cr_reject(ep->creq->cr, NULL, 0);
 		free(ep->creq);
 	}
-	if (ep->eq)
+	if (ep->eq) {
+		/* after rapt_ep_free(): its events still in the EVD are
+		 * stale and dropped, those already converted go here */
+		rfi_eq_remove_fid(ep->eq, &ep->ep.fid);
 		ep->eq->refs--;
+	}
 	if (ep->tx_cq)
 		ep->tx_cq->refs--;
 	if (ep->rx_cq)

@@ -442,6 +442,26 @@ void rfi_eq_drop_connreqs(struct rfi_eq *eq, struct rfi_pep *pep)
 	}
 }
 
+/*
+ * An EP that closes takes its queued entries with it, as libfabric's own
+ * providers do: ofi_rxm counts on it, and must never read a freed fid.
+ */
+void rfi_eq_remove_fid(struct rfi_eq *eq, struct fid *fid)
+{
+	struct rfi_eq_entry **pp = &eq->head, *e;
+
+	eq->tail = NULL;
+	while ((e = *pp)) {
+		if ((e->err ? e->err_entry.fid : e->u.cm.fid) != fid) {
+			eq->tail = e;
+			pp = &e->next;
+			continue;
+		}
+		*pp = e->next;
+		entry_free(e);
+	}
+}
+
 int rfi_eq_trywait(struct rfi_eq *eq)
 {
 	if (eq->head)
