@@ -74,6 +74,7 @@ int rfi_getinfo(uint32_t version, const char *node, const char *service,
 		uint64_t flags, const struct fi_info *hints,
 		struct fi_info **info);
 size_t rfi_cm_data_size(const struct rapt_ia_attr *attr);
+int64_t rfi_now_us(void);
 int rfi_errno(int rapt_status);
 
 /* ---- objects ---- */
@@ -227,6 +228,9 @@ struct rfi_hdr {
 #define RFI_MSG_CREDIT	2
 #define RFI_HDR_MORE	(1u << 0)	/* another fragment follows */
 #define RFI_HDR_LEN	sizeof(struct rfi_hdr)
+
+int rfi_getopt_cm(const struct rfi_fabric *fab, int level, int optname,
+		  void *optval, size_t *optlen);
 
 /* rfi_fabric.c */
 int rfi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,

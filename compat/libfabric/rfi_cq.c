@@ -8,7 +8,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "rfi.h"
 
@@ -169,21 +168,13 @@ static ssize_t cq_readerr(struct fid_cq *fcq, struct fi_cq_err_entry *buf,
 	return 1;
 }
 
-static int64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* Blocks in rapt_evd_wait(), whose event goes through the same path as
  * a polled one. */
 static ssize_t cq_sread(struct fid_cq *fcq, void *buf, size_t count,
 			const void *cond, int timeout)
 {
 	struct rfi_cq *cq = (struct rfi_cq *)fcq;
-	int64_t end = timeout < 0 ? 0 : now_us() + (int64_t)timeout * 1000;
+	int64_t end = timeout < 0 ? 0 : rfi_now_us() + (int64_t)timeout * 1000;
 	struct rapt_event ev;
 	struct rfi_ep *ep;
 	int64_t left;
@@ -194,7 +185,7 @@ static ssize_t cq_sread(struct fid_cq *fcq, void *buf, size_t count,
 		ret = cq_read(fcq, buf, count);
 		if (ret != -FI_EAGAIN)
 			return ret;
-		left = timeout < 0 ? RAPT_TIMEOUT_INFINITE : end - now_us();
+		left = timeout < 0 ? RAPT_TIMEOUT_INFINITE : end - rfi_now_us();
 		if (timeout >= 0 && left <= 0)
 			return -FI_EAGAIN;
 		rc = rapt_evd_wait(cq->evd, left, 1, &ev, NULL);

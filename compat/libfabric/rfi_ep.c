@@ -165,13 +165,7 @@ static int ep_getopt(fid_t fid, int level, int optname, void *optval,
 {
 	struct rfi_ep *ep = (struct rfi_ep *)fid;
 
-	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_CM_DATA_SIZE)
-		return -FI_ENOPROTOOPT;
-	if (*optlen < sizeof(size_t))
-		return -FI_ETOOSMALL;
-	*(size_t *)optval = rfi_cm_data_size(&ep->dom->fab->attr);
-	*optlen = sizeof(size_t);
-	return 0;
+	return rfi_getopt_cm(ep->dom->fab, level, optname, optval, optlen);
 }
 
 static ssize_t ep_rx_size_left(struct fid_ep *fep)

@@ -353,19 +353,11 @@ static ssize_t eq_write(struct fid_eq *feq, uint32_t event, const void *buf,
 	return (ssize_t)len;
 }
 
-static int64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 static ssize_t eq_sread(struct fid_eq *feq, uint32_t *event, void *buf,
 			size_t len, int timeout, uint64_t flags)
 {
 	struct rfi_eq *eq = (struct rfi_eq *)feq;
-	int64_t end = timeout < 0 ? 0 : now_us() + (int64_t)timeout * 1000;
+	int64_t end = timeout < 0 ? 0 : rfi_now_us() + (int64_t)timeout * 1000;
 	struct rapt_event ev;
 	ssize_t ret;
 	int64_t left;
@@ -377,7 +369,7 @@ static ssize_t eq_sread(struct fid_eq *feq, uint32_t *event, void *buf,
 		pthread_mutex_unlock(&eq->fab->lock);
 		if (ret != -FI_EAGAIN)
 			return ret;
-		left = timeout < 0 ? RAPT_TIMEOUT_INFINITE : end - now_us();
+		left = timeout < 0 ? RAPT_TIMEOUT_INFINITE : end - rfi_now_us();
 		if (timeout >= 0 && left <= 0)
 			return -FI_EAGAIN;
 		rc = rapt_evd_wait(eq->evd, left, 1, &ev, NULL);

@@ -98,13 +98,7 @@ static int pep_getopt(fid_t fid, int level, int optname, void *optval,
 {
 	struct rfi_pep *pep = (struct rfi_pep *)fid;
 
-	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_CM_DATA_SIZE)
-		return -FI_ENOPROTOOPT;
-	if (*optlen < sizeof(size_t))
-		return -FI_ETOOSMALL;
-	*(size_t *)optval = rfi_cm_data_size(&pep->fab->attr);
-	*optlen = sizeof(size_t);
-	return 0;
+	return rfi_getopt_cm(pep->fab, level, optname, optval, optlen);
 }
 
 static struct fi_ops_ep pep_ops = {

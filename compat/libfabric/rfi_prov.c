@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <netinet/in.h>
 
 #include "rfi.h"
@@ -74,6 +75,28 @@ int rfi_errno(int rapt_status)
 	default:
 		return -FI_EINVAL;
 	}
+}
+
+/* For the timeouts of fi_eq_sread() and fi_cq_sread(). */
+int64_t rfi_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* FI_OPT_CM_DATA_SIZE, the one option of active and passive endpoints. */
+int rfi_getopt_cm(const struct rfi_fabric *fab, int level, int optname,
+		  void *optval, size_t *optlen)
+{
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_CM_DATA_SIZE)
+		return -FI_ENOPROTOOPT;
+	if (*optlen < sizeof(size_t))
+		return -FI_ETOOSMALL;
+	*(size_t *)optval = rfi_cm_data_size(&fab->attr);
+	*optlen = sizeof(size_t);
+	return 0;
 }
 
 /* Consumer bytes of connect and accept data: rfi's prefix rides along. */
