@@ -41,6 +41,10 @@ int rfi_ep_enable(struct rfi_ep *ep)
 	attr.max_recv = (uint32_t)rfi_params.slots;
 	attr.max_send_sge = (uint32_t)ep->info->tx_attr->iov_limit + 1;
 	attr.max_recv_sge = 1;
+	/* ofi_rxm moves every large message with RDMA reads, many at once:
+	 * rapt's default of 8 outstanding reads would queue them */
+	attr.rdma_read_in = ep->dom->fab->attr.max_rdma_read_in;
+	attr.rdma_read_out = ep->dom->fab->attr.max_rdma_read_out;
 	ret = rfi_errno(rapt_ep_create(ep->dom->pz, ep->rx_cq->evd,
 				       ep->tx_cq->evd, ep->eq->evd, &attr,
 				       &ep->rep));
