@@ -5,6 +5,9 @@
  * on loopback.  It checks what ofi_rxm and MPI rely on:
  *   - getinfo, fabric, domain, EQ, CQ, MR, passive and active endpoints;
  *   - a listener's name is a real address with a real port;
+ *   - fi_info refuses hints asking for what rapt lacks (tagged, atomics,
+ *     RDM, inject, automatic data progress) and survives hints without
+ *     an ep_attr; counters, AVs, inject, CQ data answer -FI_ENOSYS;
  *   - connection data both ways, a reject with its data seen as
  *     FI_ECONNREFUSED, OFI_OPS_FLOW_CTRL and tagged sends -FI_ENOSYS;
  *   - a ping-pong over sizes from 1 byte to 1 MiB (longer than a receive
@@ -273,6 +276,82 @@ static void pingpong(struct side *s, bool server)
 	}
 }
 
+/*
+ * fi_getinfo with hints asking for one thing rapt does not offer: 0 if
+ * rapt itself answered, else the error.  (libfabric may answer with
+ * ofi_rxm layered on rapt, "rapt;ofi_rxm", which offers more.)
+ */
+static int getinfo_lacking(void (*ask)(struct fi_info *))
+{
+	struct fi_info *hints = fi_allocinfo(), *fi = NULL, *cur;
+	int ret;
+
+	CHECK(hints);
+	hints->fabric_attr->prov_name = strdup("rapt");
+	ask(hints);
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &fi);
+	for (cur = ret ? NULL : fi; cur; cur = cur->next)
+		if (!strcmp(cur->fabric_attr->prov_name, "rapt"))
+			break;
+	if (!ret && !cur)
+		ret = -FI_ENODATA;
+	fi_freeinfo(fi);
+	fi_freeinfo(hints);
+	return ret;
+}
+
+static void ask_tagged(struct fi_info *h)
+{
+	h->caps = FI_TAGGED;
+}
+
+static void ask_atomic(struct fi_info *h)
+{
+	h->caps = FI_ATOMIC;
+}
+
+static void ask_rdm(struct fi_info *h)
+{
+	h->ep_attr->type = FI_EP_RDM;
+}
+
+static void ask_inject(struct fi_info *h)
+{
+	h->tx_attr->inject_size = 64;
+}
+
+static void ask_auto_progress(struct fi_info *h)
+{
+	h->domain_attr->data_progress = FI_PROGRESS_AUTO;
+}
+
+/* ofi_rxm asks with only a fabric_attr: no ep_attr at all. */
+static void ask_fabric_only(struct fi_info *h)
+{
+	free(h->ep_attr);
+	h->ep_attr = NULL;
+}
+
+/* fi_info says what rapt offers, and what it does not is refused. */
+static void truthful_info(struct side *s)
+{
+	struct fi_cntr_attr ca = { 0 };
+	struct fi_av_attr aa = { 0 };
+	struct fid_cntr *cntr;
+	struct fid_av *av;
+
+	CHECK(getinfo_lacking(ask_tagged) == -FI_ENODATA);
+	CHECK(getinfo_lacking(ask_atomic) == -FI_ENODATA);
+	CHECK(getinfo_lacking(ask_rdm) == -FI_ENODATA);
+	CHECK(getinfo_lacking(ask_inject) == -FI_ENODATA);
+	CHECK(getinfo_lacking(ask_auto_progress) == -FI_ENODATA);
+	CHECK(getinfo_lacking(ask_fabric_only) == 0);
+	CHECK(!(s->fi->caps & (FI_TAGGED | FI_ATOMIC)));
+	CHECK(s->fi->domain_attr->cq_data_size == 0);
+	CHECK(fi_cntr_open(s->domain, &ca, &cntr, NULL) == -FI_ENOSYS);
+	CHECK(fi_av_open(s->domain, &aa, &av, NULL) == -FI_ENOSYS);
+}
+
 /* ---- server ---- */
 
 static struct fi_info *connreq(struct side *s, struct fid_pep *pep,
@@ -332,6 +411,7 @@ static void run_server(int to_client, int from_client)
 	void *ops = NULL;
 
 	setup(&s, NULL, NULL);
+	truthful_info(&s);
 	/* ofi_rxm asks for this: rapt must say it has none */
 	CHECK(fi_open_ops(&s.domain->fid, "ofi_flow_ctrl_v1", 0, &ops,
 			  NULL) == -FI_ENOSYS);
@@ -470,8 +550,11 @@ static void run_client(int from_server, int to_server)
 	client_rejected(&s);
 
 	ep_open(&s, s.fi);
-	/* no tagged interface: ofi_rxm layers it */
+	/* no tagged interface (ofi_rxm layers it), no inject, no CQ data */
 	CHECK(fi_tsend(s.ep, sbuf(&s), 1, desc(&s), 0, 1, NULL) ==
+	      -FI_ENOSYS);
+	CHECK(fi_inject(s.ep, sbuf(&s), 1, 0) == -FI_ENOSYS);
+	CHECK(fi_senddata(s.ep, sbuf(&s), 1, desc(&s), 7, 0, NULL) ==
 	      -FI_ENOSYS);
 	CHECK_RET(fi_connect(s.ep, s.fi->dest_addr, "hello", 6));
 	CHECK(eq_expect(&s, FI_CONNECTED, e, sizeof(raw)) == 8);
