@@ -9,35 +9,68 @@
 set -euo pipefail
 rounds=${1:-5}
 prog=compat/libfabric/tests/mpi_check
-[ -x "$prog" ] || { echo "no $prog: configure found no libfabric/Open MPI" >&2; exit 1; }
-export FI_PROVIDER_PATH=$PWD/compat/libfabric/.libs RAPT_PROVIDER_PATH=$PWD/.libs
-export RAPT_CONF=/dev/null RAPT_PROVIDER=tcp FI_RAPT_IA=tcp:lo
+if [ ! -x "$prog" ]; then
+	echo "no $prog: configure found no libfabric or Open MPI" >&2
+	exit 1
+fi
+export FI_PROVIDER_PATH=$PWD/compat/libfabric/.libs
+export RAPT_PROVIDER_PATH=$PWD/.libs RAPT_CONF=/dev/null
+export RAPT_PROVIDER=tcp FI_RAPT_IA=tcp:lo
 root=
 [ "$(id -u)" -eq 0 ] && root=--allow-run-as-root
-mpi() { timeout 300 mpirun $root --oversubscribe -np 2 "$@" "$prog" --perf | sed -n 's/^PERF //p'; }
-rapt() { mpi --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "rapt;ofi_rxm" \
-	-x FI_PROVIDER_PATH -x RAPT_PROVIDER_PATH -x RAPT_CONF -x RAPT_PROVIDER -x FI_RAPT_IA; }
-ofi_tcp() { mpi --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "tcp;ofi_rxm" \
-	-x FI_PROVIDER="tcp;ofi_rxm"; }
-btl_tcp() { mpi --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo; }
-declare -A lat bw
+
+mpi()
+{
+	timeout 300 mpirun $root --oversubscribe -np 2 "$@" \
+		"$prog" --perf | sed -n 's/^PERF //p'
+}
+rapt()
+{
+	mpi --mca pml cm --mca mtl ofi \
+		--mca mtl_ofi_provider_include "rapt;ofi_rxm" \
+		-x FI_PROVIDER_PATH -x RAPT_PROVIDER_PATH -x RAPT_CONF \
+		-x RAPT_PROVIDER -x FI_RAPT_IA
+}
+ofi_tcp()
+{
+	mpi --mca pml cm --mca mtl ofi \
+		--mca mtl_ofi_provider_include "tcp;ofi_rxm" \
+		-x FI_PROVIDER="tcp;ofi_rxm"
+}
+btl_tcp()
+{
+	mpi --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo
+}
+median()
+{
+	tr ' ' '\n' | grep . | sort -g |
+		awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+ratio()
+{
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'
+}
+
+kinds="rapt ofi_tcp btl_tcp"
+declare -A lat bw ml mb
 for r in $(seq "$rounds"); do
-	for t in rapt ofi_tcp btl_tcp; do
+	for t in $kinds; do
 		line=$($t)
 		echo "round $r $t: $line"
-		lat[$t]+="$(sed 's/.*latency_8B_us=\([0-9.]*\).*/\1/' <<<"$line") "
-		bw[$t]+="$(sed 's/.*bandwidth_1MiB_MBps=\([0-9.]*\).*/\1/' <<<"$line") "
+		lat[$t]+="$(sed 's/.*latency_8B_us=\([0-9.]*\).*/\1/' \
+			<<<"$line") "
+		bw[$t]+="$(sed 's/.*bandwidth_1MiB_MBps=\([0-9.]*\).*/\1/' \
+			<<<"$line") "
 	done
 done
-median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-declare -A ml mb
-for t in rapt ofi_tcp btl_tcp; do
+for t in $kinds; do
 	ml[$t]=$(median <<<"${lat[$t]}")
 	mb[$t]=$(median <<<"${bw[$t]}")
 done
-printf '%-22s %14s %16s %12s %12s\n' "median of $rounds" "8 B lat (us)" "1 MiB bw (MB/s)" "lat ratio" "bw ratio"
-for t in rapt ofi_tcp btl_tcp; do
-	printf '%-22s %14s %16s %12s %12s\n' "$t" "${ml[$t]}" "${mb[$t]}" \
-		"$(awk -v a="${ml[$t]}" -v b="${ml[ofi_tcp]}" 'BEGIN { printf "%.2f", a / b }')" \
-		"$(awk -v a="${mb[$t]}" -v b="${mb[ofi_tcp]}" 'BEGIN { printf "%.2f", a / b }')"
+printf '%-12s %14s %16s %10s %10s\n' "median of $rounds" "8 B lat (us)" \
+	"1 MiB bw (MB/s)" "lat ratio" "bw ratio"
+for t in $kinds; do
+	printf '%-12s %14s %16s %10s %10s\n' "$t" "${ml[$t]}" "${mb[$t]}" \
+		"$(ratio "${ml[$t]}" "${ml[ofi_tcp]}")" \
+		"$(ratio "${mb[$t]}" "${mb[ofi_tcp]}")"
 done

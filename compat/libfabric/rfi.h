@@ -58,8 +58,8 @@ extern struct fi_provider rfi_prov;
 /* Tunables (fi_param, environment FI_RAPT_*), read once at load. */
 struct rfi_params {
 	char *ia;		/* FI_RAPT_IA: use only this IA */
-	size_t slots;		/* FI_RAPT_RX_SLOTS: receive slots per EP */
-	size_t slot_size;	/* FI_RAPT_SLOT_SIZE: largest message */
+	size_t slots;		/* FI_RAPT_RX_SLOTS: receive slots an EP has */
+	size_t slot_size;	/* FI_RAPT_SLOT_SIZE: bytes per slot */
 };
 extern struct rfi_params rfi_params;
 

@@ -428,7 +428,8 @@ void rfi_eq_drop_connreqs(struct rfi_eq *eq, struct rfi_pep *pep)
 		}
 		*pp = e->next;
 		rapt_cr_reject(e->creq->cr, NULL, 0);
-		fi_freeinfo(e->u.cm.info);	/* frees nothing of the creq */
+		/* fi_freeinfo() leaves info->handle, the creq, alone */
+		fi_freeinfo(e->u.cm.info);
 		free(e->creq);
 		entry_free(e);
 	}

@@ -111,7 +111,8 @@ int rfi_msg_setup(struct rfi_ep *ep)
 	ep->slot_size = rfi_params.slot_size;
 	ep->tx_depth = ep->info->tx_attr->size;
 	ep->urq_len = urq < ep->nslots ? ep->nslots : urq > 65536 ? 65536 : urq;
-	ep->slab_len = ep->nslots * slot_stride(ep) + ep->tx_depth * RFI_HDR_LEN;
+	ep->slab_len = ep->nslots * slot_stride(ep) +
+		      ep->tx_depth * RFI_HDR_LEN;
 	if (posix_memalign(&slab, 4096, ep->slab_len))
 		return -FI_ENOMEM;
 	ep->slab = slab;
@@ -473,7 +474,7 @@ static ssize_t post_send(struct rfi_ep *ep, const struct iovec *iov,
 	ssize_t ret;
 
 	if (flags & (FI_INJECT | FI_REMOTE_CQ_DATA))
-		return -FI_ENOSYS;	/* inject_size and cq_data_size are 0 */
+		return -FI_ENOSYS;	/* inject and CQ data sizes are 0 */
 	pthread_mutex_lock(&ep->dom->fab->lock);
 	ret = post_send_locked(ep, iov, desc, count, context, flags);
 	pthread_mutex_unlock(&ep->dom->fab->lock);

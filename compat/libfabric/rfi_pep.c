@@ -215,7 +215,8 @@ int rfi_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 		return -FI_ENOMEM;
 	}
 	if (info->src_addr && info->src_addrlen >= sizeof(struct sockaddr_in))
-		pep->port = ntohs(((struct sockaddr_in *)info->src_addr)->sin_port);
+		pep->port = ntohs(((const struct sockaddr_in *)
+				   info->src_addr)->sin_port);
 	pep->fab = fab;
 	pep->pep.fid.fclass = FI_CLASS_PEP;
 	pep->pep.fid.context = context;

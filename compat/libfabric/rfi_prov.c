@@ -210,11 +210,11 @@ static void params_read(void)
 	size_t v;
 
 	fi_param_define(&rfi_prov, "ia", FI_PARAM_STRING,
-			"rapt IA to offer, e.g. tcp:lo (default: every usable IA)");
+		"rapt IA to offer, e.g. tcp:lo (default: every usable IA)");
 	fi_param_define(&rfi_prov, "rx_slots", FI_PARAM_SIZE_T,
-			"receive slots per endpoint: messages a peer may send ahead (default: 32)");
+		"receive slots per endpoint: messages a peer may send ahead (default: 32)");
 	fi_param_define(&rfi_prov, "slot_size", FI_PARAM_SIZE_T,
-			"bytes per receive slot: the largest message (default: 32768)");
+		"bytes per receive slot; longer messages take several (default: 32768)");
 	fi_param_get_str(&rfi_prov, "ia", &rfi_params.ia);
 	if (!fi_param_get_size_t(&rfi_prov, "rx_slots", &v) && v >= 4 &&
 	    v <= 4096)

@@ -48,7 +48,7 @@ static ssize_t rma_post(struct fid_ep *fep, bool write,
 	ssize_t ret;
 
 	if (flags & (FI_INJECT | FI_REMOTE_CQ_DATA))
-		return -FI_ENOSYS;	/* inject_size and cq_data_size are 0 */
+		return -FI_ENOSYS;	/* inject and CQ data sizes are 0 */
 	pthread_mutex_lock(&ep->dom->fab->lock);
 	ret = rma_post_locked(ep, write, iov, desc, count, addr, key, context,
 			      flags);

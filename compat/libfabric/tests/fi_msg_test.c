@@ -40,7 +40,8 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
-#define WAIT_MS		20000	/* any single wait longer than this fails */
+/* any single wait longer than this fails */
+#define WAIT_MS		20000
 #define ITERS		20
 #define HELD_MSGS	300	/* far more than the provider's 32 slots */
 #define BUF_LEN		(1u << 20)

@@ -28,5 +28,7 @@ then
 	echo "FAIL: hpcc's own checks over rapt;ofi_rxm"
 	exit 1
 fi
-grep -E '^(HPL_Tflops|PTRANS_GBs|MPIRandomAccess_GUPs|MPIFFT_Gflops|RandomlyOrderedRingLatency_usec|RandomlyOrderedRingBandwidth_GBytes)=' hpccoutf.txt
+# a few of its figures, for the log
+grep -E '^(HPL_Tflops|PTRANS_GBs|MPIRandomAccess_GUPs|MPIFFT_Gflops)=' \
+	hpccoutf.txt
 echo "PASS: hpcc over rapt;ofi_rxm (Success=1)"

@@ -21,7 +21,13 @@ ns_a=raptfi-a$$
 ns_b=raptfi-b$$
 tmp=$(mktemp -d)
 # Never leave the namespaces behind, even when make check is killed.
-trap 'ip netns del "$ns_a" 2>/dev/null; ip netns del "$ns_b" 2>/dev/null; rm -rf "$tmp"' EXIT
+cleanup()
+{
+	ip netns del "$ns_a" 2>/dev/null
+	ip netns del "$ns_b" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 if ! ip netns add "$ns_a" || ! ip netns add "$ns_b"; then
 	echo "SKIP: cannot create network namespaces"
