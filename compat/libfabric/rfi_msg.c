@@ -414,9 +414,13 @@ static void frag_continue(struct rfi_ep *ep)
 		rc = post_one(ep, part, n, idx, last ? 0 : RFI_HDR_MORE);
 		if (rc) {
 			rfi_tx_put(ep, idx);
-			/* a closed connection ends it; a full queue waits */
-			if (rc != RAPT_ENOSPC && rc != RAPT_EAGAIN)
-				ep->frag.active = false;
+			/* a full queue waits; a closed connection ends the
+			 * message, whose completion is then an error */
+			if (rc == RAPT_ENOSPC || rc == RAPT_EAGAIN)
+				return;
+			ep->frag.active = false;
+			rfi_cq_push_err(ep->tx_cq, ep->frag.context,
+					FI_SEND | FI_MSG, FI_ECONNRESET, rc, 0);
 			return;
 		}
 		ep->frag.off += len;
