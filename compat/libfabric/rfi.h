@@ -212,6 +212,8 @@ struct rfi_ep {
 	/* bytes of the receive at the head of urq already filled */
 	size_t rx_off;
 	bool rx_trunc;
+	/* the connection is gone: receives complete FI_ECANCELED */
+	bool rx_flushed;
 
 	/* flow control: slots the peer has free for us, slots we freed */
 	uint32_t credits;

@@ -232,6 +232,27 @@ static void match(struct rfi_ep *ep)
 	}
 }
 
+/*
+ * Once rapt flushes the slots (the connection is gone), the consumer's
+ * receives that no message can fill complete FI_ECANCELED, as on a
+ * verbs QP: ofi_rxm frees its receive buffers on those errors.  Messages
+ * already in slots are still delivered first (match() runs before).
+ */
+static void flush_receives(struct rfi_ep *ep)
+{
+	struct rfi_urecv *u;
+
+	while (ep->rx_flushed && ep->urq_count) {
+		u = &ep->urq[ep->urq_head];
+		rfi_cq_push_err(ep->rx_cq, u->context, FI_RECV | FI_MSG,
+				FI_ECANCELED, 0, 0);
+		ep->urq_head = (ep->urq_head + 1) % ep->urq_len;
+		ep->urq_count--;
+		ep->rx_off = 0;
+		ep->rx_trunc = false;
+	}
+}
+
 /* Tell the peer about freed slots when no message of ours will. */
 void rfi_msg_flow(struct rfi_ep *ep)
 {
@@ -264,9 +285,16 @@ static void on_recv(struct rfi_ep *ep, const struct rapt_event_dto *dto)
 	const struct rfi_hdr *h;
 	size_t tail;
 
-	if (slot >= ep->nslots || dto->status != RAPT_DTO_SUCCESS ||
-	    dto->length < RFI_HDR_LEN)
-		return;		/* flushed or broken: the EQ says why */
+	if (slot >= ep->nslots)
+		return;
+	if (dto->status != RAPT_DTO_SUCCESS) {
+		/* flushed or broken: the EQ says why */
+		ep->rx_flushed = true;
+		flush_receives(ep);
+		return;
+	}
+	if (dto->length < RFI_HDR_LEN)
+		return;		/* not from rfi: the slot is lost */
 	h = (const struct rfi_hdr *)slot_at(ep, slot);
 	ep->credits += h->grant;
 	if (h->type == RFI_MSG_CREDIT) {
@@ -337,6 +365,7 @@ static ssize_t post_recv(struct rfi_ep *ep, const struct iovec *iov,
 		u->report = !ep->rx_selective || (flags & FI_COMPLETION);
 		ep->urq_count++;
 		match(ep);
+		flush_receives(ep);
 		rfi_msg_flow(ep);
 	}
 	pthread_mutex_unlock(&ep->dom->fab->lock);

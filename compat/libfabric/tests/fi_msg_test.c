@@ -15,7 +15,8 @@
  *   - a sender held by flow control (-FI_EAGAIN) while the peer has no
  *     receive posted, and every message delivered in order afterwards;
  *   - RDMA write and read, verified at both ends;
- *   - FI_SHUTDOWN at the server when the client shuts down.
+ *   - FI_SHUTDOWN at the server when the client shuts down, and its
+ *     pending receive completing FI_ECANCELED.
  * The environment (the test script) points FI_PROVIDER_PATH at the
  * provider and FI_RAPT_IA at tcp:lo.
  */
@@ -232,6 +233,24 @@ static void cq_expect(struct side *s, void *ctx, uint64_t flags, size_t len)
 		fail("received %zu bytes, expected %zu", c.len, len);
 }
 
+/* The next completion is an FI_ECANCELED receive error for @ctx. */
+static void cq_expect_flushed(struct side *s, void *ctx)
+{
+	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_data_entry c;
+	int64_t end = now_ms() + WAIT_MS;
+	ssize_t n;
+
+	while ((n = fi_cq_read(s->cq, &c, 1)) == -FI_EAGAIN &&
+	       now_ms() < end)
+		;
+	if (n != -FI_EAVAIL)
+		fail("fi_cq_read: %zd, expected a flushed receive", n);
+	CHECK(fi_cq_readerr(s->cq, &err, 0) == 1);
+	CHECK(err.err == FI_ECANCELED && err.op_context == ctx);
+	CHECK(err.flags & FI_RECV);
+}
+
 /* Post a send, riding out -FI_EAGAIN (flow control) by polling. */
 static bool send_msg(struct side *s, const void *buf, size_t len, void *ctx)
 {
@@ -443,8 +462,11 @@ static void run_server(int to_client, int from_client)
 	pingpong(&s, true);
 	server_held(&s, from_client);
 	server_rma(&s);
+	/* a receive no message will fill, then the client shuts down */
+	CHECK_RET(fi_recv(s.ep, rbuf(&s), 64, desc(&s), 0, &pep));
 	CHECK(eq_expect(&s, FI_SHUTDOWN, &e, sizeof(e)) == 0);
 	CHECK(e.fid == &s.ep->fid);
+	cq_expect_flushed(&s, &pep);
 	CHECK_RET(fi_close(&pep->fid));
 	teardown(&s);
 }
