@@ -41,6 +41,9 @@ int rfi_ep_enable(struct rfi_ep *ep)
 	attr.max_recv = (uint32_t)rfi_params.slots;
 	attr.max_send_sge = (uint32_t)ep->info->tx_attr->iov_limit + 1;
 	attr.max_recv_sge = 1;
+	if (ep->info->tx_attr->inject_size)
+		attr.max_inline = (uint32_t)(ep->info->tx_attr->inject_size +
+					     RFI_HDR_LEN);
 	/* ofi_rxm moves every large message with RDMA reads, many at once:
 	 * rapt's default of 8 outstanding reads would queue them */
 	attr.rdma_read_in = ep->dom->fab->attr.max_rdma_read_in;
@@ -224,6 +227,13 @@ int rfi_endpoint(struct fid_domain *domain, struct fi_info *info,
 		ep->info->tx_attr->iov_limit = dom->fab->attr.max_send_sge - 1;
 	if (ep->info->tx_attr->iov_limit > RFI_IOV_MAX)
 		ep->info->tx_attr->iov_limit = RFI_IOV_MAX;
+	if (!(dom->fab->attr.caps & RAPT_CAP_INLINE) ||
+	    dom->fab->attr.max_inline <= RFI_HDR_LEN)
+		ep->info->tx_attr->inject_size = 0;
+	else if (ep->info->tx_attr->inject_size >
+		 dom->fab->attr.max_inline - RFI_HDR_LEN)
+		ep->info->tx_attr->inject_size =
+			dom->fab->attr.max_inline - RFI_HDR_LEN;
 	if (info->handle && info->handle->fclass == FI_CLASS_CONNREQ)
 		ep->creq = (struct rfi_connreq *)info->handle;
 	ep->ep.fid.fclass = FI_CLASS_EP;

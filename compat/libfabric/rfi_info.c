@@ -46,7 +46,10 @@ static void fill_attrs(struct fi_info *fi, const struct rapt_ia_attr *a)
 	tx->op_flags = FI_COMPLETION;
 	tx->msg_order = RFI_MSG_ORDER;
 	tx->comp_order = FI_ORDER_NONE;
-	tx->inject_size = 0;
+	/* an inject rides inline with rfi's header */
+	tx->inject_size = a->caps & RAPT_CAP_INLINE &&
+			  a->max_inline > RFI_HDR_LEN ?
+			  a->max_inline - RFI_HDR_LEN : 0;
 	tx->size = tx_depth(a);
 	tx->iov_limit = sge < RFI_IOV_MAX ? sge : RFI_IOV_MAX;
 	tx->rma_iov_limit = 1;
@@ -182,7 +185,7 @@ static bool hints_match(const struct fi_info *h, const struct fi_info *fi)
 	}
 	if (h->tx_attr && (h->tx_attr->msg_order & ~RFI_MSG_ORDER ||
 			   h->tx_attr->op_flags & ~RFI_TX_OP_FLAGS ||
-			   h->tx_attr->inject_size))
+			   h->tx_attr->inject_size > fi->tx_attr->inject_size))
 		return false;
 	if (h->rx_attr && (h->rx_attr->msg_order & ~RFI_MSG_ORDER ||
 			   h->rx_attr->op_flags & ~RFI_RX_OP_FLAGS))

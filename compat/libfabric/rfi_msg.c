@@ -396,9 +396,11 @@ static unsigned int sgl_slice(const struct rapt_sge *src, unsigned int n,
 	return k;
 }
 
-/* Post one message or fragment: rfi's header, then the consumer's data. */
+/* Post one message or fragment: rfi's header, then the consumer's data
+ * (@rflags: RAPT_POST_INLINE copies it now, for an inject). */
 static int post_one(struct rfi_ep *ep, const struct rapt_sge *data,
-		    unsigned int n, uint32_t idx, uint16_t flags)
+		    unsigned int n, uint32_t idx, uint16_t flags,
+		    unsigned int rflags)
 {
 	struct rapt_sge sgl[RFI_IOV_MAX + 1];
 	struct rfi_hdr *h = tx_hdr(ep, idx);
@@ -411,7 +413,7 @@ static int post_one(struct rfi_ep *ep, const struct rapt_sge *data,
 	sgl[0].length = RFI_HDR_LEN;
 	sgl[0].lkey = ep->slab_info.lkey;
 	memcpy(sgl + 1, data, n * sizeof(*data));
-	rc = rapt_ep_post_send(ep->rep, sgl, n + 1, idx, 0);
+	rc = rapt_ep_post_send(ep->rep, sgl, n + 1, idx, rflags);
 	if (rc)
 		return rc;
 	ep->credits--;
@@ -440,7 +442,7 @@ static void frag_continue(struct rfi_ep *ep)
 		ep->tx[idx].internal = !last;
 		n = sgl_slice(ep->frag.sgl, ep->frag.nsge, ep->frag.off, len,
 			      part);
-		rc = post_one(ep, part, n, idx, last ? 0 : RFI_HDR_MORE);
+		rc = post_one(ep, part, n, idx, last ? 0 : RFI_HDR_MORE, 0);
 		if (rc) {
 			rfi_tx_put(ep, idx);
 			/* a full queue waits; a closed connection ends the
@@ -457,11 +459,27 @@ static void frag_continue(struct rfi_ep *ep)
 	}
 }
 
+/* An inject's buffers need no descriptor: rapt copies them at once. */
+static int inject_sgl(struct rapt_sge *sgl, const struct iovec *iov,
+		      size_t count, size_t *len)
+{
+	size_t i;
+
+	*len = 0;
+	for (i = 0; i < count; i++) {
+		sgl[i].addr = (uint64_t)(uintptr_t)iov[i].iov_base;
+		sgl[i].length = (uint32_t)iov[i].iov_len;
+		sgl[i].lkey = 0;
+		*len += iov[i].iov_len;
+	}
+	return (int)count;
+}
+
 static ssize_t post_send_locked(struct rfi_ep *ep, const struct iovec *iov,
 				void **desc, size_t count, void *context,
-				uint64_t flags)
+				uint64_t flags, bool report)
 {
-	bool report = !ep->tx_selective || (flags & FI_COMPLETION);
+	bool inject = flags & FI_INJECT;
 	struct rapt_sge sgl[RFI_IOV_MAX];
 	uint32_t idx;
 	size_t len;
@@ -471,9 +489,12 @@ static ssize_t post_send_locked(struct rfi_ep *ep, const struct iovec *iov,
 		return -FI_EOPBADSTATE;
 	if (count > ep->info->tx_attr->iov_limit)
 		return -FI_EINVAL;
-	n = rfi_sgl(sgl, iov, desc, count, &len);
+	n = inject ? inject_sgl(sgl, iov, count, &len) :
+		     rfi_sgl(sgl, iov, desc, count, &len);
 	if (n < 0)
 		return n;
+	if (inject && len > ep->info->tx_attr->inject_size)
+		return -FI_EINVAL;
 	if (ep->credits < 2 || ep->frag.active)
 		rfi_cq_progress(ep->rx_cq);	/* credits may be waiting */
 	frag_continue(ep);
@@ -492,7 +513,8 @@ static ssize_t post_send_locked(struct rfi_ep *ep, const struct iovec *iov,
 	}
 	if (rfi_tx_get(ep, context, FI_SEND | FI_MSG, len, report, &idx))
 		return -FI_EAGAIN;
-	rc = post_one(ep, sgl, (unsigned int)n, idx, 0);
+	rc = post_one(ep, sgl, (unsigned int)n, idx, 0,
+		      inject ? RAPT_POST_INLINE : 0);
 	if (rc) {
 		rfi_tx_put(ep, idx);
 		return rfi_post_status(rc);
@@ -500,16 +522,19 @@ static ssize_t post_send_locked(struct rfi_ep *ep, const struct iovec *iov,
 	return 0;
 }
 
+/* @report: false for fi_inject(), which never completes */
 static ssize_t post_send(struct rfi_ep *ep, const struct iovec *iov,
 			 void **desc, size_t count, void *context,
-			 uint64_t flags)
+			 uint64_t flags, bool report)
 {
 	ssize_t ret;
 
-	if (flags & (FI_INJECT | FI_REMOTE_CQ_DATA))
-		return -FI_ENOSYS;	/* inject and CQ data sizes are 0 */
+	if (flags & FI_REMOTE_CQ_DATA)
+		return -FI_ENOSYS;	/* the CQ data size is 0 */
+	if (report)
+		report = !ep->tx_selective || (flags & FI_COMPLETION);
 	pthread_mutex_lock(&ep->dom->fab->lock);
-	ret = post_send_locked(ep, iov, desc, count, context, flags);
+	ret = post_send_locked(ep, iov, desc, count, context, flags, report);
 	pthread_mutex_unlock(&ep->dom->fab->lock);
 	return ret;
 }
@@ -550,7 +575,7 @@ static ssize_t msg_send(struct fid_ep *fep, const void *buf, size_t len,
 	struct rfi_ep *ep = (struct rfi_ep *)fep;
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
-	return post_send(ep, &iov, &desc, 1, context, tx_op_flags(ep));
+	return post_send(ep, &iov, &desc, 1, context, tx_op_flags(ep), true);
 }
 
 static ssize_t msg_sendv(struct fid_ep *fep, const struct iovec *iov,
@@ -559,20 +584,24 @@ static ssize_t msg_sendv(struct fid_ep *fep, const struct iovec *iov,
 {
 	struct rfi_ep *ep = (struct rfi_ep *)fep;
 
-	return post_send(ep, iov, desc, count, context, tx_op_flags(ep));
+	return post_send(ep, iov, desc, count, context, tx_op_flags(ep),
+			 true);
 }
 
 static ssize_t msg_sendmsg(struct fid_ep *fep, const struct fi_msg *msg,
 			   uint64_t flags)
 {
 	return post_send((struct rfi_ep *)fep, msg->msg_iov, msg->desc,
-			 msg->iov_count, msg->context, flags);
+			 msg->iov_count, msg->context, flags, true);
 }
 
 static ssize_t msg_inject(struct fid_ep *fep, const void *buf, size_t len,
 			  fi_addr_t dest_addr)
 {
-	return -FI_ENOSYS;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return post_send((struct rfi_ep *)fep, &iov, NULL, 1, NULL, FI_INJECT,
+			 false);
 }
 
 static ssize_t msg_senddata(struct fid_ep *fep, const void *buf, size_t len,
