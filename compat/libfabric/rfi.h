@@ -266,6 +266,8 @@ int rfi_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		   uint64_t flags, struct fid_mr **mr);
 int rfi_sgl(struct rapt_sge *sgl, const struct iovec *iov, void **desc,
 	    size_t count, size_t *len);
+int rfi_inline_sgl(struct rapt_sge *sgl, const struct iovec *iov,
+		   size_t count, size_t *len);
 
 /* rfi_ep.c */
 int rfi_endpoint(struct fid_domain *domain, struct fi_info *info,

@@ -113,6 +113,22 @@ int rfi_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 			   attr->context);
 }
 
+/* An inject's buffers need no descriptor: rapt copies them at once. */
+int rfi_inline_sgl(struct rapt_sge *sgl, const struct iovec *iov,
+		   size_t count, size_t *len)
+{
+	size_t i;
+
+	*len = 0;
+	for (i = 0; i < count; i++) {
+		sgl[i].addr = (uint64_t)(uintptr_t)iov[i].iov_base;
+		sgl[i].length = (uint32_t)iov[i].iov_len;
+		sgl[i].lkey = 0;
+		*len += iov[i].iov_len;
+	}
+	return (int)count;
+}
+
 /*
  * A consumer's iov and descriptors as rapt SGEs (FI_MR_LOCAL: every
  * non-empty buffer has a descriptor).

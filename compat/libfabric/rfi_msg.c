@@ -459,22 +459,6 @@ static void frag_continue(struct rfi_ep *ep)
 	}
 }
 
-/* An inject's buffers need no descriptor: rapt copies them at once. */
-static int inject_sgl(struct rapt_sge *sgl, const struct iovec *iov,
-		      size_t count, size_t *len)
-{
-	size_t i;
-
-	*len = 0;
-	for (i = 0; i < count; i++) {
-		sgl[i].addr = (uint64_t)(uintptr_t)iov[i].iov_base;
-		sgl[i].length = (uint32_t)iov[i].iov_len;
-		sgl[i].lkey = 0;
-		*len += iov[i].iov_len;
-	}
-	return (int)count;
-}
-
 static ssize_t post_send_locked(struct rfi_ep *ep, const struct iovec *iov,
 				void **desc, size_t count, void *context,
 				uint64_t flags, bool report)
@@ -489,7 +473,7 @@ static ssize_t post_send_locked(struct rfi_ep *ep, const struct iovec *iov,
 		return -FI_EOPBADSTATE;
 	if (count > ep->info->tx_attr->iov_limit)
 		return -FI_EINVAL;
-	n = inject ? inject_sgl(sgl, iov, count, &len) :
+	n = inject ? rfi_inline_sgl(sgl, iov, count, &len) :
 		     rfi_sgl(sgl, iov, desc, count, &len);
 	if (n < 0)
 		return n;

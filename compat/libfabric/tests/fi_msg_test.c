@@ -14,7 +14,8 @@
  *     slot: fragments), every byte verified at both ends;
  *   - a sender held by flow control (-FI_EAGAIN) while the peer has no
  *     receive posted, and every message delivered in order afterwards;
- *   - RDMA write and read, verified at both ends; an inject;
+ *   - RDMA write and read, verified at both ends; injects, a message
+ *     and an RDMA write;
  *   - FI_SHUTDOWN at the server when the client shuts down, and its
  *     pending receive completing FI_ECANCELED.
  * The environment (the test script) points FI_PROVIDER_PATH at the
@@ -418,6 +419,7 @@ static void server_rma(struct side *s)
 	cq_expect(s, s, FI_RECV, 5);
 	CHECK(!memcmp(sbuf(s) + 4096, "done", 5));
 	verify(rbuf(s), 200000, 77);
+	CHECK(!memcmp(rbuf(s) + 200000, "injected", 9));
 }
 
 static void run_server(int to_client, int from_client)
@@ -552,7 +554,14 @@ static void client_rma(struct side *s)
 			  s));
 	cq_expect(s, s, FI_RMA | FI_READ, 0);
 	verify(rbuf(s), 200000, 77);
-	/* an inject: the buffer is free at once, and nothing completes */
+	/* injects: the buffer is free at once, and nothing completes; the
+	 * RDMA write is placed before the message that follows it */
+	memcpy(sbuf(s), "injected", 9);
+	while ((r = fi_inject_write(s->ep, sbuf(s), 9, 0, adv[0] + 200000,
+				    adv[1])) == -FI_EAGAIN)
+		;
+	CHECK(r == 0);
+	memset(sbuf(s), 0, 9);
 	memcpy(sbuf(s), "done", 5);
 	while ((r = fi_inject(s->ep, sbuf(s), 5, 0)) == -FI_EAGAIN)
 		;
