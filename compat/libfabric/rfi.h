@@ -54,6 +54,9 @@
 #define RFI_TX_DEPTH_MAX	256u
 
 extern struct fi_provider rfi_prov;
+/* The entry libfabric looks up in every *fi.so (FI_EXT_INI defines it);
+ * declared for -Wmissing-prototypes, exported by fi.map alone. */
+struct fi_provider *fi_prov_ini(void);
 
 /* Tunables (fi_param, environment FI_RAPT_*), read once at load. */
 struct rfi_params {
