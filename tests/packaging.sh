@@ -20,7 +20,8 @@
 # at the end unless KEEP=1.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-pkgs=(librapt1 librapt-dev rapt-provider-tcp rapt-provider-verbs rapt-utils)
+pkgs=(librapt1 librapt-dev rapt-provider-tcp rapt-provider-verbs rapt-utils
+      rapt-libfabric-provider)
 pass=0 fail=0 skip=0
 
 ok()   { echo "PASS: $*"; pass=$((pass + 1)); }
@@ -159,10 +160,22 @@ done
 
 # Nothing installed may look into a build tree.
 if ! readelf -d /usr/bin/rapt_info "$provdir"/librapt-*-pv*.so \
+	/usr/lib/*/libfabric/librapt-fi.so \
 	/usr/lib/*/librapt.so.* 2>/dev/null | grep -qi 'rpath\|runpath'; then
 	ok "no RPATH/RUNPATH in the installed binaries"
 else
 	bad "an installed binary has an RPATH/RUNPATH"
+fi
+
+echo "=== the libfabric provider"
+# libfabric finds it in its own provider folder, with no path set.
+if "${installed_env[@]}" RAPT_PROVIDER=tcp fi_info -p rapt \
+	>"$work/fi_info.log" 2>&1 &&
+   grep -q 'fabric: tcp:lo' "$work/fi_info.log"; then
+	ok "fi_info -p rapt finds the installed libfabric provider"
+else
+	bad "fi_info -p rapt does not find the installed libfabric provider"
+	show "$work/fi_info.log"
 fi
 
 echo "=== the demo (demo.sh --installed)"
