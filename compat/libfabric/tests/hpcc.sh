@@ -7,7 +7,6 @@
 # 2 x 2 grid needs 4 ranks).
 . "$(dirname "$0")/mpi_lib.sh"
 mpi_prereq
-mpi_skip_under_tsan hpcc.sh
 example=/usr/share/doc/hpcc/examples/_hpccinf.txt
 if ! command -v hpcc >/dev/null || [ ! -f "$example" ]; then
 	echo "SKIP: hpcc: no hpcc (apt-get install hpcc)"

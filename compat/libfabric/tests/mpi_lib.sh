@@ -53,18 +53,6 @@ mpi_sanitizer_env()
 	case $_san in *tsan*) echo "--mca memory ^patcher" ;; esac
 }
 
-# Under TSan an MPI run takes about a minute: mpi.sh is the sanitizer's
-# run, the other MPI checks skip there to keep the TSan stage short.
-mpi_skip_under_tsan()
-{
-	case $(mpi_sanitizers) in
-	*tsan*)
-		echo "SKIP: TSan build: mpi.sh is this build's MPI run under" \
-			"TSan; $1 would add a minute"
-		exit 77 ;;
-	esac
-}
-
 # mpi_run OUT [mpirun options...] PROGRAM [args...]: 2 ranks.
 mpi_run()
 {

@@ -8,7 +8,6 @@
 # without root or working network namespaces.
 . "$(dirname "$0")/mpi_lib.sh"
 mpi_prereq
-mpi_skip_under_tsan mpi_netns.sh
 if [ "$(id -u)" -ne 0 ]; then
 	echo "SKIP: needs root for network namespaces"
 	exit 77
