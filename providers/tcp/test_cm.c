@@ -1908,10 +1908,24 @@ static int rtr_close_end(struct side *s, int lfd, int fd, struct rapt_ep *ep,
 	return side_close(s);
 }
 
+/* Reply to the request on @fd echoing A and picking the Write RTR (at
+ * *@t_reply, before the RTR can leave); read the RTR; ESTABLISHED. */
+static int write_rtr_up(struct side *s, int fd, uint64_t *t_reply)
+{
+	struct rapt_event ev;
+	uint8_t b[64];
+
+	*t_reply = now_ms();
+	T(write(fd, b, mpa_frame(b, false, 0x10, 2, 0x8001, 0x8001, NULL,
+				 0)) == 24);
+	T(read_full(fd, b, 20) == 20 && !memcmp(b, rtr, 20));
+	T(!ev_wait(s, RAPT_EV_ESTABLISHED, &ev));
+	return 0;
+}
+
 static int rtr_repeat_one(enum rtr_close how)
 {
 	uint8_t b[64];
-	struct rapt_event ev;
 	struct rapt_ep *ep;
 	struct side s;
 	int lfd, fd, frames = 0;
@@ -1920,12 +1934,7 @@ static int rtr_repeat_one(enum rtr_close how)
 
 	T(!side_open(&s));
 	T(!raw_responder(&s, &lfd, &fd, &ep));
-	/* Echo A, pick the Write RTR.  The RTR leaves after this. */
-	t_reply = now_ms();
-	T(write(fd, b, mpa_frame(b, false, 0x10, 2, 0x8001, 0x8001, NULL,
-				 0)) == 24);
-	T(read_full(fd, b, 20) == 20 && !memcmp(b, rtr, 20));
-	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	T(!write_rtr_up(&s, fd, &t_reply));
 	/* "Lost": nothing from us; the repeat comes by itself. */
 	if (how == RTR_LATE_GRACEFUL)
 		T(read_full(fd, b, 20) == 20 && !memcmp(b, rtr, 20));
@@ -2000,7 +2009,6 @@ static void test_rtr_read_release(void)
 static int rtr_settle_ia_close(void)
 {
 	uint8_t b[64];
-	struct rapt_event ev;
 	struct rapt_ep *ep;
 	struct side s;
 	int lfd, fd;
@@ -2008,11 +2016,7 @@ static int rtr_settle_ia_close(void)
 
 	T(!side_open(&s));
 	T(!raw_responder(&s, &lfd, &fd, &ep));
-	t_reply = now_ms();
-	T(write(fd, b, mpa_frame(b, false, 0x10, 2, 0x8001, 0x8001, NULL,
-				 0)) == 24);
-	T(read_full(fd, b, 20) == 20 && !memcmp(b, rtr, 20));
-	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	T(!write_rtr_up(&s, fd, &t_reply));
 	TOK(rapt_ep_free(ep));
 	T(!side_close(&s));
 	T(now_ms() - t_reply >= RTR_SETTLE_MS - 1);
