@@ -47,9 +47,9 @@ static void cr_drop(struct tcp_cr *cr, int outcome)
 	tcp_cr_close_free(cr);
 }
 
-/* Send a reject reply in the request's own revision, then our FIN. */
-void tcp_cr_send_reject(int fd, struct tcp_cap *cap, uint8_t rev,
-			bool enhanced, const void *pdata, size_t len)
+/* A reject reply in the request's own revision (no FIN yet). */
+static void reject_reply(int fd, struct tcp_cap *cap, uint8_t rev,
+			 bool enhanced, const void *pdata, size_t len)
 {
 	struct tcp_mpa_frame f = {
 		.type = TCP_MPA_REPLY,
@@ -62,6 +62,13 @@ void tcp_cr_send_reject(int fd, struct tcp_cap *cap, uint8_t rev,
 	uint8_t buf[CM_FRAME_MAX];
 
 	tcp_sock_send_frame(fd, cap, buf, tcp_mpa_build(&f, buf, sizeof(buf)));
+}
+
+/* Send a reject reply in the request's own revision, then our FIN. */
+void tcp_cr_send_reject(int fd, struct tcp_cap *cap, uint8_t rev,
+			bool enhanced, const void *pdata, size_t len)
+{
+	reject_reply(fd, cap, rev, enhanced, pdata, len);
 	shutdown(fd, SHUT_WR);
 }
 
@@ -75,18 +82,7 @@ void tcp_cr_send_reject(int fd, struct tcp_cap *cap, uint8_t rev,
  */
 void tcp_cr_refuse_request(struct tcp_cr *cr, const void *pdata, size_t len)
 {
-	struct tcp_mpa_frame f = {
-		.type = TCP_MPA_REPLY,
-		.rev = cr->rev,
-		.reject = true,
-		.enhanced = cr->enhanced,
-		.pdata_len = (uint16_t)len,
-		.pdata = pdata,
-	};
-	uint8_t buf[CM_FRAME_MAX];
-
-	tcp_sock_send_frame(cr->io.fd, cr->cap, buf,
-			    tcp_mpa_build(&f, buf, sizeof(buf)));
+	reject_reply(cr->io.fd, cr->cap, cr->rev, cr->enhanced, pdata, len);
 	cr->state = CR_REJECTED;
 	if (!cr->io.registered &&
 	    rapt_engine_add(cr->psp->ia->eng, &cr->io,
