@@ -84,6 +84,12 @@
 #define TCP_SERVICE_MIN		1
 #define TCP_SERVICE_MAX		65535
 #define TCP_HS_REQUEST_MS	5000	/* siw wants our request within 5 s */
+/* While a consumer busy-polls, the engine thread looks ever less often,
+ * up to this interval, whether it still does (rapt_engine_aside_max): a
+ * look takes a CPU from the spinning consumer.  It is also how long, at
+ * most, the thread takes to pick up the EPs of a consumer that stops
+ * polling without going to sleep. */
+#define TCP_ENGINE_ASIDE_MAX_MS	16
 
 /* ------------------------------------------------------------------ */
 /* IA, PZ, EVD (tcp_prov.c)                                            */

@@ -211,6 +211,7 @@ static int tcp_ia_open(void *prov, const char *device, uint32_t port,
 	ret = rapt_engine_start(&ia->eng, TCP_PROV_NAME);
 	if (ret)
 		goto err_stags;
+	rapt_engine_aside_max(ia->eng, TCP_ENGINE_ASIDE_MAX_MS);
 	tcp_dbg("opened %s%s", device,
 		ia->crc_request ? " (asking for CRC)" : "");
 	*pia = ia;

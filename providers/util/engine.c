@@ -87,7 +87,8 @@ struct rapt_engine {
 	bool holding;			/* the thread holds a collected batch */
 	bool stop;
 	struct rapt_io evio;		/* the eventfd's registration */
-	_Atomic uint64_t drive_ns;	/* last pass a consumer drove */
+	_Atomic uint64_t drive_ns;	/* last pass a consumer drove, or lease */
+	_Atomic uint64_t pass_ns;	/* last pass a consumer drove */
 	_Atomic uint32_t sleepers;	/* consumers asleep on epfd */
 	_Atomic uint64_t aside_until_ns; /* the aside thread looks by then */
 	_Atomic uint32_t aside_max_ms;	/* rapt_engine_aside_max() */
@@ -283,6 +284,22 @@ static void timer_insert(struct rapt_engine *eng, struct rapt_timer *t)
 	rapt_list_insert_after(after, &t->node);
 }
 
+/*
+ * Whether a consumer runs the passes itself (a busy-poll loop in
+ * rapt_engine_drive(), and nobody asleep on the set, whose sleep no timer
+ * would end): those passes run the timers as they fall due, so the engine
+ * thread, standing aside, need not wake for them.  Each wakeup would take
+ * a CPU from a spinning consumer: on two CPUs, a thousand a second made
+ * the tail of a busy-poll round trip three times the median.
+ */
+static bool consumer_passes(struct rapt_engine *eng)
+{
+	return !atomic_load_explicit(&eng->sleepers, memory_order_relaxed) &&
+	       rapt_now_ns() - atomic_load_explicit(&eng->pass_ns,
+						    memory_order_relaxed) <
+	       ENGINE_DRIVE_IDLE_NS;
+}
+
 void rapt_timer_arm(struct rapt_engine *eng, struct rapt_timer *t,
 		    uint64_t delay_ns)
 {
@@ -295,10 +312,12 @@ void rapt_timer_arm(struct rapt_engine *eng, struct rapt_timer *t,
 	t->deadline_ns = rapt_now_ns() + delay_ns;
 	timer_insert(eng, t);
 	/* The thread sleeps with the old first deadline: shorten it, unless
-	 * it stands aside and looks before this one is due anyway. */
+	 * it stands aside and either looks before this one is due anyway or
+	 * leaves the timers to the consumer's passes. */
 	aside = atomic_load_explicit(&eng->aside_until_ns,
 				     memory_order_relaxed);
-	first = timer_first(eng) == t && (!aside || t->deadline_ns < aside);
+	first = timer_first(eng) == t &&
+		(!aside || (t->deadline_ns < aside && !consumer_passes(eng)));
 	pthread_mutex_unlock(&eng->lock);
 	if (first && !engine_is_thread(eng))
 		engine_wake(eng);
@@ -551,11 +570,13 @@ static void pass_now(struct rapt_engine *eng)
 void rapt_engine_drive(struct rapt_engine *eng)
 {
 	struct rapt_engine *saved;
+	uint64_t now;
 
 	if (tls_runner == eng || !run_enter(eng, false, &saved))
 		return;
-	atomic_store_explicit(&eng->drive_ns, rapt_now_ns(),
-			      memory_order_relaxed);
+	now = rapt_now_ns();
+	atomic_store_explicit(&eng->drive_ns, now, memory_order_relaxed);
+	atomic_store_explicit(&eng->pass_ns, now, memory_order_relaxed);
 	pass_now(eng);
 	run_exit(eng, saved);
 }
@@ -640,12 +661,13 @@ static bool engine_driven(struct rapt_engine *eng)
 }
 
 /* A consumer drives: sleep on the eventfd alone for a while, then run a
- * pass (timers the consumer may not be due to run, its deferrals). */
+ * pass (timers the consumer may not be due to run, its deferrals).  While
+ * the consumer's own passes run the timers, only its stopping matters. */
 static void engine_aside(struct rapt_engine *eng)
 {
 	struct pollfd p = { .fd = eng->evfd, .events = POLLIN };
 	struct rapt_engine *saved;
-	int ms = timers_timeout_ms(eng);
+	int ms = consumer_passes(eng) ? -1 : timers_timeout_ms(eng);
 	uint32_t max = atomic_load_explicit(&eng->aside_max_ms,
 					    memory_order_relaxed);
 

@@ -7,10 +7,12 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/un.h>
@@ -656,6 +658,104 @@ static void test_engine_io(void)
 	CU_ASSERT_EQUAL(fired.bad, 0);
 }
 
+/* The voluntary context switches of this process's thread named @comm
+ * (each one a sleep, so each later wakeup): -1 if there is none. */
+static long thread_sleeps(const char *comm)
+{
+	char path[300], buf[64], line[128];
+	struct dirent *d;
+	long n = -1;
+	DIR *dir;
+	FILE *f;
+
+	dir = opendir("/proc/self/task");
+	if (!dir)
+		return -1;
+	while (n < 0 && (d = readdir(dir))) {
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 d->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+		buf[strcspn(buf, "\n")] = 0;
+		if (strcmp(buf, comm))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status",
+			 d->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "voluntary_ctxt_switches: %ld",
+				   &n) == 1)
+				break;
+		fclose(f);
+	}
+	closedir(dir);
+	return n;
+}
+
+static struct rapt_timer tick;
+static unsigned int ticks;
+
+static void tick_fire(struct rapt_timer *t)
+{
+	ticks++;
+	rapt_timer_arm(test_eng, t, NS_PER_MS);
+}
+
+/* Between two passes: no timer runs meanwhile. */
+static void tick_stop(void *arg)
+{
+	rapt_timer_cancel(test_eng, arg);
+}
+
+/*
+ * A consumer that busy-polls runs the passes, timers included, and the
+ * engine thread then stays asleep (it looks, ever less often, whether the
+ * consumer still drives): each of its wakeups would take a CPU from the
+ * spinning consumer.  A timer due every millisecond once woke it a
+ * thousand times a second.  Only while the consumer was off the CPU
+ * (a gap between two passes) may the thread have taken over.
+ */
+static void test_engine_aside_timers(void)
+{
+	uint64_t start, now, last, allowance = 0;
+	long before, after;
+
+	CU_ASSERT_EQUAL_FATAL(rapt_engine_start(&test_eng, "test"), 0);
+	rapt_engine_aside_max(test_eng, 16);
+	ticks = 0;
+	rapt_timer_init(&tick, tick_fire);
+	rapt_engine_drive(test_eng);
+	rapt_timer_arm(test_eng, &tick, NS_PER_MS);
+	before = thread_sleeps("rapt-test");
+	CU_ASSERT_FATAL(before >= 0);
+	start = last = rapt_now_ns();
+	do {
+		rapt_engine_drive(test_eng);
+		now = rapt_now_ns();
+		/* Off the CPU for a while: the thread may have run a timer
+		 * or two meanwhile, and starts over from 1 ms looks. */
+		if (now - last > 200000)
+			allowance += (now - last) / NS_PER_MS + 6;
+		last = now;
+	} while (now - start < 300 * NS_PER_MS);
+	after = thread_sleeps("rapt-test");
+	rapt_engine_call(test_eng, tick_stop, &tick);
+	rapt_engine_stop(test_eng);
+	/* 300 ms of 1 ms ticks ran (a loaded machine runs fewer) */
+	CU_ASSERT(ticks >= 30);
+	/* 1, 2, 4, 8 ms, then every 16 ms: about 22 looks */
+	CU_ASSERT(after - before <= 40 + (long)allowance);
+	if (after - before > 40 + (long)allowance)
+		fprintf(stderr, "engine thread slept %ld times (allowed %lu), %u ticks\n",
+			after - before, 40 + (unsigned long)allowance, ticks);
+}
+
 /* ------------------------------------------------------------------ */
 
 static const struct test_case list_cases[] = {
@@ -690,6 +790,7 @@ static const struct test_case engine_cases[] = {
 	{ "timer order, cancel, re-arm", test_engine_timers },
 	{ "defer and call order", test_engine_defer_call },
 	{ "registration, drive, retire", test_engine_io },
+	{ "a busy-polling consumer runs the timers", test_engine_aside_timers },
 	{ NULL, NULL },
 };
 

@@ -421,11 +421,12 @@ void rapt_engine_lease(struct rapt_engine *eng);
  *
  * While consumers drive the passes, the engine thread looks every
  * millisecond whether they still do; with a longer maximum the interval
- * doubles from 1 ms up to @ms as long as they keep driving.  For a
- * provider whose consumers' polls do all the data-path work (a verbs
- * provider: the CQs are theirs), so that the thread's wakeups do not take
- * a CPU from a polling consumer.  Timers still fire on time, and the
- * thread takes over at most @ms after the last consumer stopped.
+ * doubles from 1 ms up to @ms as long as they keep driving, so that the
+ * thread's wakeups do not take a CPU from a polling consumer (the verbs
+ * layer and tcp use 16 ms).  Timers still fire on time: a busy-polling
+ * consumer's passes (rapt_engine_drive()) run them, and while a consumer
+ * sleeps on the engine's fd the thread wakes for each.  The thread takes
+ * over at most @ms after the last consumer stopped driving.
  */
 void rapt_engine_aside_max(struct rapt_engine *eng, unsigned int ms);
 
