@@ -15,7 +15,8 @@
 #      iwarp provider over siw (and against tcp both ways), rdma-core's
 #      programs against rapt, rapt_perf against perftest, and the ib
 #      provider on soft-RoCE (rxe): conformance, foreign peers, perf, the
-#      demo on tcp, iwarp and ib; in a qemu VM
+#      demo on tcp, iwarp and ib, and Open MPI over rapt's libfabric
+#      provider on iwarp and ib; in a qemu VM
 # Exit status is 0 only if all of them pass.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)

@@ -33,13 +33,17 @@
 #                hosts, rapt_info, private-data limits, the lost RTU,
 #                foreign peers, perf against perftest, and the demo run
 #                unchanged on tcp, iwarp and ib
+#   mpi          Open MPI over "rapt;ofi_rxm" (rapt's libfabric provider)
+#                on the iwarp (siw) and ib (rxe) providers: 2 ranks,
+#                compat/libfabric/tests/mpi_check (needs a build with the
+#                libfabric provider, and Open MPI on this machine)
 #
 # Prints "PASS: name" / "FAIL: name" / "SKIP: name (why)" lines and "N
 # passed, M failed, K skipped"; the exit status is 0 only if no test
 # failed.
 #
 # Env: WORKDIR=/var/tmp/rapt-siw-vm  cache (downloads, kernel, siw.ko)
-#      SUITES="interop conformance foreign perf ib"
+#      SUITES="interop conformance foreign perf ib mpi"
 #      KVER=6.1.0-NN-amd64          pin the guest kernel ABI (default: what
 #                                   linux-image-amd64 depends on)
 #      SKIP_APT=1                   no apt-get update/install
@@ -62,7 +66,7 @@ WORKDIR=${WORKDIR:-/var/tmp/rapt-siw-vm}
 SMP=${SMP:-2}
 MEM=${MEM:-1G}
 VM_TIMEOUT=${VM_TIMEOUT:-2400}
-SUITES=${SUITES:-interop conformance foreign perf ib}
+SUITES=${SUITES:-interop conformance foreign perf ib mpi}
 ARCH_LIB=/usr/lib/x86_64-linux-gnu
 T_START=$(date +%s.%N)
 
@@ -103,7 +107,7 @@ say "guest kernel $KPKG $KDEBVER"
 
 PKGS=(qemu-system-x86 busybox-static cpio kmod xz-utils iproute2
       libibverbs-dev librdmacm-dev ibverbs-providers rdmacm-utils perftest
-      nftables libcunit1 gcc make libc6-dev
+      nftables libcunit1 gcc make libc6-dev openmpi-bin
       "linux-headers-$KVER" "linux-source-$KSERIES")
 missing=()
 for p in "${PKGS[@]}"; do
@@ -275,6 +279,42 @@ for p in $PROVS; do
 	place "$BUILD/.libs/$p.so" "/opt/rapt/lib/$p.so"
 	rm -f "$ROOT$ARCH_LIB/$p.so"
 done
+# Open MPI and libfabric for the mpi suite, with rapt's libfabric
+# provider and its check program: every file of their packages (Open MPI
+# dlopen()s its components, finds its help texts and configuration by
+# their installed paths).  Without them the suite says why it skips.
+MPI_PKGS="openmpi-bin openmpi-common libopenmpi3 libfabric1 libpmix2
+	  libhwloc15 libevent-core-2.1-7 libevent-pthreads-2.1-7"
+if [[ " $SUITES " == *" mpi "* ]] &&
+   grep -qF 'S["HAVE_LIBFABRIC_TRUE"]=""' "$BUILD/config.status" &&
+   grep -qF 'S["HAVE_MPI_TRUE"]=""' "$BUILD/config.status" &&
+   make -s -C "$BUILD" compat/libfabric/librapt-fi.la \
+	compat/libfabric/tests/mpi_check >> make.log 2>&1 &&
+   command -v orterun >/dev/null; then
+	# shellcheck disable=SC2086
+	for f in $(dpkg -L $MPI_PKGS 2>/dev/null |
+		   grep -v -E '^/usr/share/(doc|man|lintian)/'); do
+		[ -f "$f" ] && [ ! -L "$f" ] || continue
+		if head -c 4 "$f" | grep -q ELF; then
+			with_libs "$f"
+		else
+			place "$f"
+		fi
+	done
+	# the names the packages' symlinks and alternatives give them
+	ln -sf orterun "$ROOT/usr/bin/mpirun"
+	for l in $(dpkg -L $MPI_PKGS 2>/dev/null | grep '\.so\.[0-9]*$'); do
+		[ -L "$l" ] && [ ! -e "$ROOT$l" ] &&
+			cp -P "$l" "$ROOT$l"
+	done
+	with_libs "$(real_prog compat/libfabric/tests/mpi_check)"
+	with_libs "$BUILD/compat/libfabric/.libs/librapt-fi.so"
+	place "$BUILD/compat/libfabric/.libs/librapt-fi.so" \
+		/opt/rapt/fi/librapt-fi.so
+	rm -f "$ROOT$ARCH_LIB/librapt-fi.so"
+	mkdir -p "$ROOT/etc/openmpi"
+	cp -r /etc/openmpi/. "$ROOT/etc/openmpi/" 2>/dev/null || true
+fi
 with_libs "$ARCH_LIB/libibverbs/libsiw-rdmav34.so" \
 	"$ARCH_LIB/libibverbs/librxe-rdmav34.so" "$ARCH_LIB/libgcc_s.so.1"
 cp /etc/libibverbs.d/siw.driver /etc/libibverbs.d/rxe.driver \
