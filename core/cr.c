@@ -446,6 +446,10 @@ static int cr_accept(struct rapt_core_cr *cr, struct rapt_core_ep *ep,
 		rapt__obj_put(&cr->obj);
 		return wlen;
 	}
+	if (rapt__ep_pdata_bufs(ep, false)) {
+		rapt__obj_put(&cr->obj);
+		return rapt__fail(RAPT_ENOMEM, "rapt_cr_accept: out of memory");
+	}
 	ret = cr_begin(cr, "rapt_cr_accept", &ppsp);
 	if (ret)
 		return ret;

@@ -171,7 +171,30 @@ static struct rapt_core_ep *ep_alloc(struct rapt_core_ia *ia,
 static void ep_release(struct rapt_core_ep *ep)
 {
 	pthread_mutex_destroy(&ep->lock);
+	free(ep->pdata);
+	free(ep->disc_pdata);
 	free(ep);
+}
+
+/* rapt__ep_pdata_bufs - comment in rapt_int.h */
+int rapt__ep_pdata_bufs(struct rapt_core_ep *ep, bool active)
+{
+	bool disc = ep->obj.ia->attr.caps & RAPT_CAP_DISCONNECT_PDATA;
+	int ret = 0;
+
+	pthread_mutex_lock(&ep->lock);
+	if (active && !ep->pdata) {
+		ep->pdata = malloc(RAPT_PDATA_RECV_MAX);
+		if (!ep->pdata)
+			ret = RAPT_ENOMEM;
+	}
+	if (!ret && disc && !ep->disc_pdata) {
+		ep->disc_pdata = malloc(RAPT_PDATA_RECV_MAX);
+		if (!ep->disc_pdata)
+			ret = RAPT_ENOMEM;
+	}
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
 }
 
 /* Allocate @ep's state and take its EVDs (and SRQ), for a create on @pz. */
@@ -370,6 +393,8 @@ static int ep_connect(struct rapt_core_ep *ep, const struct sockaddr *remote,
 				   "rapt_ep_connect", wire);
 	if (wlen < 0)
 		return wlen;
+	if (rapt__ep_pdata_bufs(ep, true))
+		return rapt__fail(RAPT_ENOMEM, "rapt_ep_connect: out of memory");
 	if (ep_transit(ep, RAPT_EP_UNCONNECTED, RAPT_EP_ACTIVE_PENDING))
 		return ep_state_fail(ep, "rapt_ep_connect");
 	ret = rapt__ops(&ep->obj)->ep_connect(ep->obj.prov, remote, sid, wire,

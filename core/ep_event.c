@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "rapt_int.h"
@@ -79,10 +80,10 @@ static void decode_reject(const struct rapt_prov_conn_event *ce, int pret,
 	}
 }
 
-/* Copy the consumer view of @ce's private data into @buf. */
+/* Copy the consumer view of @ce's private data into *@bufp. */
 static void take_pdata(struct rapt_core_ep *ep,
 		       const struct rapt_prov_conn_event *ce, bool active,
-		       uint8_t *buf, uint32_t *buf_len, struct rapt_event *ev)
+		       uint8_t **bufp, uint32_t *buf_len, struct rapt_event *ev)
 {
 	struct rapt_event_conn *c = &ev->u.conn;
 	struct rapt_pdata_view v;
@@ -97,9 +98,16 @@ static void take_pdata(struct rapt_core_ep *ep,
 		pret = rapt_prov_pdata_parse(ce->pdata, ce->pdata_len, &v);
 	}
 	*buf_len = (uint32_t)RAPT_MIN(v.len, (size_t)RAPT_PDATA_RECV_MAX);
+	/* Bytes where no buffer was set up (rapt__ep_pdata_bufs): only a
+	 * provider that carries more than the contract asks brings them. */
+	if (*buf_len && !*bufp && !(*bufp = malloc(RAPT_PDATA_RECV_MAX))) {
+		rapt_err("%u bytes of private data with %s: out of memory, dropped",
+			 *buf_len, rapt_event_name(ce->type));
+		*buf_len = 0;
+	}
 	if (*buf_len)
-		memcpy(buf, v.data, *buf_len);
-	c->pdata = *buf_len ? buf : NULL;
+		memcpy(*bufp, v.data, *buf_len);
+	c->pdata = *buf_len ? *bufp : NULL;
 	c->pdata_len = *buf_len;
 	/* Empty private data is foreign only where a rapt peer would have
 	 * sent its header: the reply to our request.  A passive EP's
@@ -155,10 +163,10 @@ RAPT_SDK int rapt_prov_ep_event(struct rapt_core_ep *ep,
 		return RAPT_ESTATE;
 	}
 	if (disc)
-		take_pdata(ep, ce, false, ep->disc_pdata, &ep->disc_pdata_len,
-			   &ev);
+		take_pdata(ep, ce, false, &ep->disc_pdata,
+			   &ep->disc_pdata_len, &ev);
 	else
-		take_pdata(ep, ce, s == RAPT_EP_ACTIVE_PENDING, ep->pdata,
+		take_pdata(ep, ce, s == RAPT_EP_ACTIVE_PENDING, &ep->pdata,
 			   &ep->pdata_len, &ev);
 	if (ce->type == RAPT_EV_ESTABLISHED)
 		note_established(ep, ce, &ev);

@@ -315,14 +315,23 @@ struct rapt_core_ep {
 	_Atomic bool resetting;		/* rapt_ep_reset() under way */
 	struct rapt_core_srq *srq;	/* its SRQ (a user), or NULL */
 	/* The peer's private data, one buffer per event that may carry it,
-	 * so a queued ESTABLISHED never sees the DISCONNECTED bytes. */
+	 * so a queued ESTABLISHED never sees the DISCONNECTED bytes.  Each
+	 * is RAPT_PDATA_RECV_MAX bytes, allocated when a connection that may
+	 * bring it starts (rapt__ep_pdata_bufs): an EP that never gets any
+	 * (a passive one, on a transport without disconnect private data)
+	 * spares the kilobyte, which was an eighth of a held connection. */
 	uint32_t pdata_len;
-	uint8_t pdata[RAPT_PDATA_RECV_MAX];	/* accept or reject pdata */
+	uint8_t *pdata;			/* accept or reject pdata */
 	uint32_t disc_pdata_len;
-	uint8_t disc_pdata[RAPT_PDATA_RECV_MAX];
+	uint8_t *disc_pdata;
 	struct sockaddr_storage local_addr;
 	struct sockaddr_storage remote_addr;
 };
+
+/* Allocate the private-data buffers a connection of @ep may fill: the
+ * reply's or reject's when @active, the disconnect's where the IA carries
+ * any.  Return: 0, RAPT_ENOMEM (nothing changed; the caller fails). */
+int rapt__ep_pdata_bufs(struct rapt_core_ep *ep, bool active);
 
 /*
  * A listener: a PSP (class RAPT_CLS_PSP), or an RSP (RAPT_CLS_RSP, rsp.c),
