@@ -48,7 +48,9 @@
 #define TX_FPDU_CTL	(TCP_MPA_LEN_SIZE + TCP_RDMAP_RREQ_HDR_LEN + \
 			 TCP_FPDU_TRAILER_MAX)
 #define TX_TERM_MAX	(TCP_FPDU_HDR_MAX + TCP_FPDU_TRAILER_MAX)
-#define TX_WRQ_MIN	16	/* initial ring slots */
+#define TX_WRQ_MIN	4	/* initial ring slots: a held, idle
+				 * connection costs 4 slots, a busy one
+				 * grows its ring once */
 #define TX_TERM_WAIT_MS	100	/* how long a Terminate may wait to go out */
 
 #ifdef RAPT_DEBUG
