@@ -205,6 +205,38 @@ static uint32_t slot_alloc(struct tcp_stag_table *t)
 	return n;
 }
 
+/*
+ * A slot of @kind for @pz in a new provider object, its generation bumped
+ * so that the slot's last keys stay dead.  Returns with t->lock held (the
+ * caller publishes the keys), or NULL with nothing held.
+ */
+static struct tcp_mr *slot_new(struct tcp_stag_table *t, uint8_t kind,
+			       const struct tcp_pz *pz)
+{
+	struct tcp_mr *mr = malloc(sizeof(*mr));
+	struct tcp_stag_slot *s;
+
+	if (!mr)
+		return NULL;
+	pthread_mutex_lock(&t->lock);
+	mr->idx = slot_alloc(t);
+	if (mr->idx == STAG_MAX_SLOTS) {
+		pthread_mutex_unlock(&t->lock);
+		free(mr);
+		return NULL;
+	}
+	mr->t = t;
+	s = slot_at(t, mr->idx);
+	s->gen++;
+	s->pz = pz;
+	s->kind = kind;
+	s->nbound = 0;
+	s->bound_to = 0;
+	s->next_free = 0;
+	t->nlive++;
+	return mr;
+}
+
 /**
  * tcp_lmr_create - register memory (the lmr_create op)
  * @pia: the IA (struct tcp_ia)
@@ -221,51 +253,33 @@ static uint32_t slot_alloc(struct tcp_stag_table *t)
 int tcp_lmr_create(void *pia, void *ppz, void *addr, size_t length,
 		   uint32_t access, struct rapt_lmr_info *info, void **plmr)
 {
-	struct tcp_ia *ia = pia;
-	struct tcp_stag_table *t = ia->stags;
+	struct tcp_stag_table *t = ((struct tcp_ia *)pia)->stags;
 	struct tcp_stag_slot *s;
 	struct tcp_mr *mr;
-	uint32_t idx, lkey, rkey;
+	uint32_t lkey, rkey;
 
-	mr = malloc(sizeof(*mr));
-	if (!mr)
-		goto err_nomem;
-	pthread_mutex_lock(&t->lock);
-	idx = slot_alloc(t);
-	if (idx == STAG_MAX_SLOTS) {
-		pthread_mutex_unlock(&t->lock);
-		free(mr);
-		goto err_nomem;
+	mr = slot_new(t, TCP_SLOT_MR, ppz);
+	if (!mr) {
+		tcp_err("no STag for a %zu-byte region: out of memory or slots",
+			length);
+		return RAPT_ENOMEM;
 	}
-	s = slot_at(t, idx);
-	s->gen++;
+	s = slot_at(t, mr->idx);
 	s->addr = addr;
 	s->length = length;
 	s->access = access;
-	s->pz = ppz;
-	s->next_free = 0;
-	s->kind = TCP_SLOT_MR;
-	s->nbound = 0;
-	lkey = stag_key(t, idx, s->gen, t->ltag);
-	rkey = stag_key(t, idx, s->gen, t->rtag);
+	lkey = stag_key(t, mr->idx, s->gen, t->ltag);
+	rkey = stag_key(t, mr->idx, s->gen, t->rtag);
 	/* Publish the region before its keys. */
 	atomic_store(&s->lkey, lkey);
 	atomic_store(&s->rkey, rkey);
-	t->nlive++;
 	pthread_mutex_unlock(&t->lock);
 
-	mr->t = t;
-	mr->idx = idx;
 	info->lkey = lkey;
 	info->rkey = rkey;
 	info->raddr = (uint64_t)(uintptr_t)addr;
 	*plmr = mr;
 	return 0;
-
-err_nomem:
-	tcp_err("no STag for a %zu-byte region: out of memory or slots",
-		length);
-	return RAPT_ENOMEM;
 }
 
 /* Kill a slot's keys, wait for its pins, free it; t->lock held. */
@@ -538,36 +552,15 @@ int tcp_rkey_invalidate(struct tcp_ia *ia, const struct tcp_pz *pz,
 int tcp_rmr_create(void *pia, void *ppz, void **prmr)
 {
 	struct tcp_stag_table *t = ((struct tcp_ia *)pia)->stags;
-	struct tcp_stag_slot *s;
-	struct tcp_mr *mw;
-	uint32_t idx;
+	struct tcp_mr *mw = slot_new(t, TCP_SLOT_MW, ppz);
 
-	mw = malloc(sizeof(*mw));
-	if (!mw)
-		goto err_nomem;
-	pthread_mutex_lock(&t->lock);
-	idx = slot_alloc(t);
-	if (idx == STAG_MAX_SLOTS) {
-		pthread_mutex_unlock(&t->lock);
-		free(mw);
-		goto err_nomem;
+	if (!mw) {
+		tcp_err("no STag for a memory window: out of memory or slots");
+		return RAPT_ENOMEM;
 	}
-	s = slot_at(t, idx);
-	s->gen++;		/* the slot's last keys stay dead */
-	s->pz = ppz;
-	s->kind = TCP_SLOT_MW;
-	s->bound_to = 0;
-	s->next_free = 0;
-	t->nlive++;
 	pthread_mutex_unlock(&t->lock);
-	mw->t = t;
-	mw->idx = idx;
 	*prmr = mw;
 	return 0;
-
-err_nomem:
-	tcp_err("no STag for a memory window: out of memory or slots");
-	return RAPT_ENOMEM;
 }
 
 /**

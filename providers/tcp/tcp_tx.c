@@ -512,6 +512,14 @@ out:
 	return ret;
 }
 
+/* Count in the WR just filled at the send queue's tail; transmit. */
+static void sq_push(struct tcp_ep *ep)
+{
+	ep->sq.tail++;
+	if (!ep->sends_held)
+		tcp_tx_progress(ep);
+}
+
 /* Queue one send-queue WR and start transmitting. */
 static int post_sq(struct tcp_ep *ep, uint8_t op, const struct rapt_sge *sgl,
 		   uint32_t nsge, uint64_t cookie, uint32_t flags,
@@ -554,9 +562,7 @@ static int post_sq(struct tcp_ep *ep, uint8_t op, const struct rapt_sge *sgl,
 	wr->raddr = raddr;
 	wr->rkey = rkey;
 	wr->aux = aux;
-	ep->sq.tail++;
-	if (!ep->sends_held)
-		tcp_tx_progress(ep);
+	sq_push(ep);
 out:
 	pthread_mutex_unlock(&ep->lock);
 	return ret;
@@ -595,9 +601,7 @@ int tcp_rmr_bind(void *pep, void *prmr, void *plmr, uint64_t addr,
 	tcp_mw_bind(prmr, plmr, addr, length, access, rkey);
 	wr_fill(&ep->sq, wr, plmr ? RAPT_OP_RMR_BIND : RAPT_OP_RMR_UNBIND,
 		NULL, 0, cookie, flags & ~RAPT_POST_INLINE, 0);
-	ep->sq.tail++;
-	if (!ep->sends_held)
-		tcp_tx_progress(ep);
+	sq_push(ep);
 out:
 	pthread_mutex_unlock(&ep->lock);
 	return ret;
