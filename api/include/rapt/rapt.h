@@ -395,7 +395,7 @@ RAPT_API int rapt_pz_create(struct rapt_ia *ia, struct rapt_pz **pz);
  * rapt_pz_free - free a protection zone
  * @pz: the PZ
  *
- * Return: 0, or RAPT_EBUSY while LMRs or EPs still use it.
+ * Return: 0, or RAPT_EBUSY while LMRs, EPs, SRQs or RMRs still use it.
  */
 RAPT_API int rapt_pz_free(struct rapt_pz *pz);
 
@@ -460,7 +460,8 @@ RAPT_API int rapt_lmr_query(struct rapt_lmr *lmr, struct rapt_lmr_info *info);
  * After this returns, the region's keys are invalid: a peer's RDMA naming
  * the rkey fails with a remote access error.
  *
- * Return: 0, RAPT_EBADHANDLE.
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EBUSY (a call uses it, or a memory
+ * window is bound over it).
  */
 RAPT_API int rapt_lmr_free(struct rapt_lmr *lmr);
 
