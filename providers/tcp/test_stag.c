@@ -483,6 +483,52 @@ static void test_free_waits_for_pin(void)
 	CU_ASSERT_EQUAL(atomic_load(&a.done), 1);
 }
 
+static void *unbind_thread(void *p)
+{
+	struct free_arg *a = p;
+
+	tcp_mw_bind(a->mr, NULL, 0, 0, 0, NULL);
+	atomic_store(&a->done, 1);
+	return NULL;
+}
+
+/* An unbind (or a rebind, or a Send with Invalidate: the same path) does
+ * not return while the data path touches the window, and its key is dead
+ * for new lookups at once. */
+static void test_unbind_waits_for_pin(void)
+{
+	struct rapt_lmr_info info;
+	struct tcp_stag_slot *pin;
+	struct free_arg a = { 0 };
+	pthread_t th;
+	uint8_t ecode;
+	uint32_t k;
+	void *mr;
+	int i;
+
+	mr = reg(region, 64, RAPT_MEM_REMOTE_WRITE, &info);
+	a.mr = win();
+	k = win_bind(a.mr, mr, (uintptr_t)region, 64, RAPT_MEM_REMOTE_WRITE);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(tcp_mem_rkey(&ia, NULL, k,
+						  (uintptr_t)region, 64,
+						  RAPT_MEM_REMOTE_WRITE, &ecode,
+						  &pin));
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, unbind_thread, &a),
+			      0);
+	for (i = 0; tcp_rkey_resolve(&ia, NULL, k, (uintptr_t)region, 1,
+				     RAPT_MEM_REMOTE_WRITE, &ecode); i++)
+		sched_yield();
+	CU_ASSERT_EQUAL(atomic_load(&a.done), 0);
+	for (i = 0; i < 1000; i++)
+		sched_yield();
+	CU_ASSERT_EQUAL(atomic_load(&a.done), 0);
+	tcp_mem_put(pin);
+	pthread_join(th, NULL);
+	CU_ASSERT_EQUAL(atomic_load(&a.done), 1);
+	CU_ASSERT_EQUAL(tcp_lmr_free(mr), 0);
+	CU_ASSERT_EQUAL(tcp_rmr_free(a.mr), 0);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -500,6 +546,8 @@ int main(void)
 	CU_add_test(s, "window lookup", test_window_lookup);
 	CU_add_test(s, "window key rotation", test_window_rotation);
 	CU_add_test(s, "window invalidate", test_window_invalidate);
+	CU_add_test(s, "window unbind waits for a pin",
+		    test_unbind_waits_for_pin);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	fails = CU_get_number_of_failures() + CU_get_number_of_suites_failed();
