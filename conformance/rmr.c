@@ -16,14 +16,14 @@
 
 #include "conf.h"
 
-#define WIN_OFF	4096	/* the window's offset in the owner's buffer */
+#define WIN_OFF	4096	/* the window's offset in the owner's buf */
 #define WIN_LEN	256
 #define SRC_OFF	8192	/* where the user builds what it writes */
 #define SINK_OFF 12288	/* where the user's reads land */
 #define MSG_OFF	16384	/* the owner's receive buffer */
 
 struct rig {
-	struct conf_ep_set o;	/* the owner: its buffer holds the window */
+	struct conf_ep_set o;	/* the owner: its buffer has the window */
 	struct conf_ep_set u;	/* the user: RDMA through the window */
 	struct conf_listener l;
 	struct rapt_rmr *rmr;

@@ -20,7 +20,7 @@
 
 struct rapt_core_rmr {
 	struct rapt_obj obj;		/* must stay first */
-	pthread_mutex_t lock;		/* one bind at a time; guards info */
+	pthread_mutex_t lock;		/* one bind at a time; and info */
 	struct rapt_rmr_info info;	/* the last bind */
 };
 

@@ -63,13 +63,13 @@ enum {
 };
 
 struct tcp_stag_slot {
-	_Atomic uint32_t lkey;		/* 0: not registered (or a window) */
+	_Atomic uint32_t lkey;		/* 0: none (or a window) */
 	_Atomic uint32_t rkey;		/* 0: not registered or invalidated */
 	atomic_uint pins;
 	uint32_t access;		/* RAPT_MEM_* */
-	uint8_t kind;			/* TCP_SLOT_*, under the table lock */
+	uint8_t kind;			/* TCP_SLOT_*, under t->lock */
 	uint32_t nbound;		/* MR: windows bound over it */
-	uint32_t bound_to;		/* MW: its MR's index + 1, 0 unbound */
+	uint32_t bound_to;		/* MW: its MR's index + 1, or 0 */
 	const struct tcp_pz *pz;	/* set before the keys are published */
 	uint8_t *addr;
 	uint64_t length;

@@ -525,7 +525,7 @@ static int serve_mw(struct perf_side *s, uint64_t size, uint64_t total)
 		if (ret)
 			break;
 		memcpy(&m, msg, sizeof(m));
-		if (i + 1 < total)	/* none left over for the next phase */
+		if (i + 1 < total)	/* none left for the next phase */
 			ret = post_recv(s, msg, sizeof(m), i + 1);
 		if (!ret && (s->hello.flags & PERF_HELLO_VERIFY))
 			perf_fill(s->data, size, m.seq);

@@ -510,8 +510,8 @@ enum rapt_dto_op {
 	RAPT_OP_RECV,
 	RAPT_OP_RDMA_WRITE,
 	RAPT_OP_RDMA_READ,
-	RAPT_OP_RMR_BIND,		/* rapt_rmr_bind(); since API 1.3 */
-	RAPT_OP_RMR_UNBIND,		/* rapt_rmr_unbind(); since API 1.3 */
+	RAPT_OP_RMR_BIND,		/* rapt_rmr_bind(); API 1.3 */
+	RAPT_OP_RMR_UNBIND,		/* rapt_rmr_unbind(); API 1.3 */
 };
 
 /** enum rapt_dto_status - outcome of a data transfer */
