@@ -117,6 +117,10 @@ if "$top/tools/rapt_info" -l 2>/dev/null | grep -qx 'tcp:lo'; then
 		-n 64 -W 4 -V -m fd --json
 	check "rapt_perf tcp:lo lat_send -a" $perf -p tcp:lo -t lat_send \
 		-a -n 8 -W 1 -V --json
+	check "rapt_perf tcp:lo lat_mw -m block" $perf -p tcp:lo \
+		-t lat_mw -n 64 -W 4 -V -m block --json
+	check "rapt_perf tcp:lo lat_mw -a" $perf -p tcp:lo -t lat_mw \
+		-a --max-size 64k -n 8 -W 1 -V --json
 else
 	skip "rapt_perf over tcp:lo: rapt_info does not list tcp:lo as usable"
 fi

@@ -133,6 +133,7 @@ extern const struct conf_suite conf_suite_ep_reuse;
 extern const struct conf_suite conf_suite_cm;
 extern const struct conf_suite conf_suite_rsp;
 extern const struct conf_suite conf_suite_srq;
+extern const struct conf_suite conf_suite_rmr;
 extern const struct conf_suite conf_suite_pdata;
 extern const struct conf_suite conf_suite_backlog;
 extern const struct conf_suite conf_suite_rtr;
@@ -212,6 +213,7 @@ enum conf_obj_kind {
 	CONF_OBJ_EP,
 	CONF_OBJ_SRQ,		/* after its EPs */
 	CONF_OBJ_PSP,
+	CONF_OBJ_RMR,		/* before the LMRs it is bound over */
 	CONF_OBJ_LMR,
 	CONF_OBJ_EVD,
 	CONF_OBJ_PZ,

@@ -27,7 +27,8 @@
 	 RAPT_CAP_MULTI_EVD_STREAMS | RAPT_CAP_ZERO_LENGTH |		\
 	 RAPT_CAP_HANDSHAKE_LIMIT | RAPT_CAP_CONNECT_CANCEL |		\
 	 RAPT_CAP_READ_CHECK | RAPT_CAP_PEER_ERRORS |			\
-	 RAPT_CAP_EP_RESET | RAPT_CAP_EP_STATUS | RAPT_CAP_SRQ)
+	 RAPT_CAP_EP_RESET | RAPT_CAP_EP_STATUS | RAPT_CAP_SRQ |	\
+	 RAPT_CAP_RMR)
 
 static void t_open_named(struct conf_ctx *c)
 {
@@ -289,6 +290,9 @@ static void t_caps(struct conf_ctx *c)
 		   "RAPT_CAP_SRQ is %s but max_srq %u, max_srq_recv %u, max_srq_sge %u",
 		   a->caps & RAPT_CAP_SRQ ? "set" : "clear", a->max_srq,
 		   a->max_srq_recv, a->max_srq_sge);
+	EXPECT_MSG(!!(a->caps & RAPT_CAP_RMR) == (a->max_rmr > 0),
+		   "RAPT_CAP_RMR is %s but max_rmr is %u",
+		   a->caps & RAPT_CAP_RMR ? "set" : "clear", a->max_rmr);
 	EXPECT_MSG(!!(a->caps & RAPT_CAP_INLINE) == (a->max_inline > 0),
 		   "RAPT_CAP_INLINE is %s but max_inline is %u",
 		   a->caps & RAPT_CAP_INLINE ? "set" : "clear",

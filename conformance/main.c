@@ -50,6 +50,7 @@ const struct conf_suite *const conf_suites[] = {
 	&conf_suite_cm,
 	&conf_suite_rsp,
 	&conf_suite_srq,
+	&conf_suite_rmr,
 	&conf_suite_pdata,
 	&conf_suite_backlog,
 	&conf_suite_rtr,

@@ -439,6 +439,8 @@ static int free_obj(const struct conf_obj *o)
 		return rapt_srq_free(o->h);
 	case CONF_OBJ_PSP:
 		return rapt_psp_free(o->h);
+	case CONF_OBJ_RMR:
+		return rapt_rmr_free(o->h);
 	case CONF_OBJ_LMR:
 		return rapt_lmr_free(o->h);
 	case CONF_OBJ_EVD:

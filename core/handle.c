@@ -224,6 +224,7 @@ static const char *const cls_names[RAPT_CLS_MAX] = {
 	[RAPT_CLS_EVD] = "EVD", [RAPT_CLS_EP] = "EP", [RAPT_CLS_PSP] = "PSP",
 	[RAPT_CLS_CR] = "CR", [RAPT_CLS_RSP] = "RSP",
 	[RAPT_CLS_SRQ] = "SRQ",
+	[RAPT_CLS_RMR] = "RMR",
 };
 
 static const char *cls_name(uint32_t cls)

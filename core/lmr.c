@@ -92,6 +92,12 @@ err_put:
 	return ret;
 }
 
+const struct rapt_lmr_info *rapt__lmr_info(const struct rapt_obj *lmr)
+{
+	/* Written once, before the handle was published. */
+	return &((const struct rapt_core_lmr *)lmr)->info;
+}
+
 RAPT_API int rapt_lmr_query(struct rapt_lmr *handle, struct rapt_lmr_info *info)
 {
 	struct rapt_lmr_info i;

@@ -54,6 +54,7 @@ enum rapt_cls {
 	RAPT_CLS_CR = RAPT_HANDLE_CR,
 	RAPT_CLS_RSP = RAPT_HANDLE_RSP,
 	RAPT_CLS_SRQ = RAPT_HANDLE_SRQ,
+	RAPT_CLS_RMR = RAPT_HANDLE_RMR,
 	RAPT_CLS_MAX,
 };
 
@@ -240,6 +241,7 @@ struct rapt_core_ia {
 	pthread_cond_t orphans_gone;	/* norphans reached 0 */
 	_Atomic uint32_t peer_timeout_ms;	/* new EPs' (peer_timeout.c) */
 	_Atomic uint32_t nsrq;		/* SRQs, max attr.max_srq */
+	_Atomic uint32_t nrmr;		/* RMRs, max attr.max_rmr */
 };
 
 static inline const struct rapt_prov_ops *rapt__ops(struct rapt_obj *o)
@@ -379,6 +381,9 @@ struct rapt_core_srq {
 int rapt__srq_bind(struct rapt_srq *handle, struct rapt_obj *pz,
 		   struct rapt_ep_attr *a, struct rapt_core_srq **out);
 void rapt__srq_unbind(struct rapt_core_srq *srq);
+
+/* lmr.c: the keys, range and rights of an LMR the caller holds. */
+const struct rapt_lmr_info *rapt__lmr_info(const struct rapt_obj *lmr);
 
 /* Free the cancelled CRs the consumer never decided (at IA close). */
 void rapt__cr_reap_orphans(struct rapt_core_ia *ia);

@@ -221,6 +221,28 @@ static int stub_ep_set_srq(void *pep, void *psrq)
 	return RAPT_ENOTSUP;
 }
 
+static int stub_rmr_create(void *pia, void *ppz, void **prmr)
+{
+	return RAPT_ENOTSUP;
+}
+
+static int stub_rmr_free(void *prmr)
+{
+	return RAPT_ENOTSUP;
+}
+
+static int stub_rmr_bind(void *pep, void *prmr, void *plmr, uint64_t addr,
+			 uint64_t length, uint32_t access, uint64_t cookie,
+			 uint32_t flags, uint32_t *rkey)
+{
+	return RAPT_ENOTSUP;
+}
+
+static int stub_rmr_query(void *prmr, uint32_t *rkey)
+{
+	return RAPT_ENOTSUP;
+}
+
 /* Every op of struct rapt_prov_ops, in order. */
 #define RAPT_OPS_LIST(X)						\
 	X(ia_open) X(ia_close) X(ia_query)				\
@@ -236,7 +258,8 @@ static int stub_ep_set_srq(void *pep, void *psrq)
 	X(ep_set_peer_timeout)						\
 	X(ep_reset) X(ep_get_status)					\
 	X(srq_create) X(srq_free) X(srq_post_recv) X(srq_query)	\
-	X(srq_resize) X(ep_set_srq)
+	X(srq_resize) X(ep_set_srq)					\
+	X(rmr_create) X(rmr_free) X(rmr_bind) X(rmr_query)
 
 #define STUB_INIT(op) .op = stub_##op,
 static const struct rapt_prov_ops stub_ops = {

@@ -50,6 +50,7 @@ static const struct {
 	{ RAPT_CAP_EP_RESET, "EP_RESET" },
 	{ RAPT_CAP_EP_STATUS, "EP_STATUS" },
 	{ RAPT_CAP_SRQ, "SRQ" },
+	{ RAPT_CAP_RMR, "RMR" },
 };
 
 static const char *const stream_names[RAPT_EVD_NSTREAMS] = {
@@ -178,6 +179,8 @@ static void print_attr(const struct rapt_ia_attr *a, bool verbose)
 	if (a->caps & RAPT_CAP_SRQ)
 		printf("    srq:         %u queues of %u receives, sge %u\n",
 		       a->max_srq, a->max_srq_recv, a->max_srq_sge);
+	if (a->caps & RAPT_CAP_RMR)
+		printf("    rmr:         %u memory windows\n", a->max_rmr);
 	printf("    pdata:       connect %u, accept %u, reject %u, disconnect %u (bytes)\n",
 	       a->pdata_connect, a->pdata_accept, a->pdata_reject,
 	       a->pdata_disconnect);

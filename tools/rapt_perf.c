@@ -79,7 +79,7 @@ static void usage(FILE *f)
 "                 [-T SECONDS]\n"
 "  -p, --ia IA          interface adapter (default tcp:lo)\n"
 "  -t, --test TEST      lat_send lat_write lat_read bw_send bw_write\n"
-"                       bw_read connrate conns (default lat_send)\n"
+"                       bw_read connrate conns lat_mw (default lat_send)\n"
 "  -s, --size SIZE      message size, k/m suffixes (default 8, bw 64k)\n"
 "  -a, --all            sweep sizes 1 B .. --max-size (default 4m)\n"
 "  -n, --iters N        iterations per size, or connections\n"
@@ -140,7 +140,7 @@ static int parse_test(const char *s, enum perf_test *t)
 {
 	int i;
 
-	for (i = PERF_LAT_SEND; i <= PERF_CONNS; i++) {
+	for (i = PERF_LAT_SEND; i <= PERF_LAT_MW; i++) {
 		if (!strcmp(s, perf_test_name((enum perf_test)i))) {
 			*t = (enum perf_test)i;
 			return 0;

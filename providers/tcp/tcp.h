@@ -80,6 +80,8 @@
 #define TCP_MAX_ORD		64
 #define TCP_MAX_SRQ		1024		/* a bound, not a cost */
 #define TCP_MAX_SRQ_RECV	(1u << 20)
+/* Windows take STag slots (2^20, shared with LMRs): leave most to LMRs. */
+#define TCP_MAX_RMR		(1u << 16)
 #define TCP_MAX_MSG		(1ull << 31)
 #define TCP_SERVICE_MIN		1
 #define TCP_SERVICE_MAX		65535
@@ -175,6 +177,21 @@ void tcp_stags_destroy(struct tcp_stag_table *t);
 int tcp_lmr_create(void *pia, void *ppz, void *addr, size_t length,
 		   uint32_t access, struct rapt_lmr_info *info, void **plmr);
 int tcp_lmr_free(void *plmr);
+/*
+ * Memory windows (tcp_mem.c): a window is a slot of its own, with an rkey
+ * and no lkey, that points into a bound LMR's memory; every bind gives the
+ * slot a new generation, so a new key.  An LMR with a bound window cannot
+ * be freed.  tcp_mw_bind() (with @plmr NULL: unbind) is called by the
+ * rmr_bind op (tcp_tx.c) with the EP's lock held.
+ */
+int tcp_rmr_create(void *pia, void *ppz, void **prmr);
+int tcp_rmr_free(void *prmr);
+int tcp_rmr_query(void *prmr, uint32_t *rkey);
+int tcp_mw_bind(void *prmr, void *plmr, uint64_t addr, uint64_t length,
+		uint32_t access, uint32_t *rkey);
+int tcp_rmr_bind(void *pep, void *prmr, void *plmr, uint64_t addr,
+		 uint64_t length, uint32_t access, uint64_t cookie,
+		 uint32_t flags, uint32_t *rkey);
 
 /* Check a local SGE list of an EP of @pz for access @need
  * (RAPT_MEM_LOCAL_WRITE for receive and read sinks, 0 for sources): 0, or

@@ -26,6 +26,16 @@
  * Both sides use sequentially consistent atomics, so either the reader
  * sees the cleared key or the freer sees the pin: no byte lands in (or
  * leaves) a region once its rapt_lmr_free() has returned.
+ *
+ * Memory windows (API 1.3) are slots too: kind TCP_SLOT_MW, no lkey, an
+ * rkey only while bound, and addr/length/access of the bound range, so
+ * the data path checks a window's key, bounds and rights exactly as an
+ * LMR's (tcp_mem_rkey(): the same Terminate codes).  A bind bumps the
+ * slot's generation, so each bind has a new key and the old one fails as
+ * an invalid STag.  Unbinding (locally, by a peer's Send with Invalidate,
+ * by a rebind or by rmr_free) clears the rkey and waits for the pins as
+ * tcp_lmr_free() does; the LMR counts its bound windows and refuses to be
+ * freed while any is, so a window never outlives the memory it opens.
  */
 #include "config.h"
 
@@ -46,11 +56,20 @@
 #define STAG_CHUNK	(1u << STAG_CHUNK_SHIFT)
 #define STAG_NCHUNKS	(STAG_MAX_SLOTS >> STAG_CHUNK_SHIFT)
 
+enum {
+	TCP_SLOT_FREE = 0,
+	TCP_SLOT_MR,			/* an LMR */
+	TCP_SLOT_MW,			/* a memory window */
+};
+
 struct tcp_stag_slot {
-	_Atomic uint32_t lkey;		/* 0: not registered */
+	_Atomic uint32_t lkey;		/* 0: none (or a window) */
 	_Atomic uint32_t rkey;		/* 0: not registered or invalidated */
 	atomic_uint pins;
 	uint32_t access;		/* RAPT_MEM_* */
+	uint8_t kind;			/* TCP_SLOT_*, under t->lock */
+	uint32_t nbound;		/* MR: windows bound over it */
+	uint32_t bound_to;		/* MW: its MR's index + 1, or 0 */
 	const struct tcp_pz *pz;	/* set before the keys are published */
 	uint8_t *addr;
 	uint64_t length;
@@ -186,6 +205,38 @@ static uint32_t slot_alloc(struct tcp_stag_table *t)
 	return n;
 }
 
+/*
+ * A slot of @kind for @pz in a new provider object, its generation bumped
+ * so that the slot's last keys stay dead.  Returns with t->lock held (the
+ * caller publishes the keys), or NULL with nothing held.
+ */
+static struct tcp_mr *slot_new(struct tcp_stag_table *t, uint8_t kind,
+			       const struct tcp_pz *pz)
+{
+	struct tcp_mr *mr = malloc(sizeof(*mr));
+	struct tcp_stag_slot *s;
+
+	if (!mr)
+		return NULL;
+	pthread_mutex_lock(&t->lock);
+	mr->idx = slot_alloc(t);
+	if (mr->idx == STAG_MAX_SLOTS) {
+		pthread_mutex_unlock(&t->lock);
+		free(mr);
+		return NULL;
+	}
+	mr->t = t;
+	s = slot_at(t, mr->idx);
+	s->gen++;
+	s->pz = pz;
+	s->kind = kind;
+	s->nbound = 0;
+	s->bound_to = 0;
+	s->next_free = 0;
+	t->nlive++;
+	return mr;
+}
+
 /**
  * tcp_lmr_create - register memory (the lmr_create op)
  * @pia: the IA (struct tcp_ia)
@@ -202,49 +253,52 @@ static uint32_t slot_alloc(struct tcp_stag_table *t)
 int tcp_lmr_create(void *pia, void *ppz, void *addr, size_t length,
 		   uint32_t access, struct rapt_lmr_info *info, void **plmr)
 {
-	struct tcp_ia *ia = pia;
-	struct tcp_stag_table *t = ia->stags;
+	struct tcp_stag_table *t = ((struct tcp_ia *)pia)->stags;
 	struct tcp_stag_slot *s;
 	struct tcp_mr *mr;
-	uint32_t idx, lkey, rkey;
+	uint32_t lkey, rkey;
 
-	mr = malloc(sizeof(*mr));
-	if (!mr)
-		goto err_nomem;
-	pthread_mutex_lock(&t->lock);
-	idx = slot_alloc(t);
-	if (idx == STAG_MAX_SLOTS) {
-		pthread_mutex_unlock(&t->lock);
-		free(mr);
-		goto err_nomem;
+	mr = slot_new(t, TCP_SLOT_MR, ppz);
+	if (!mr) {
+		tcp_err("no STag for a %zu-byte region: out of memory or slots",
+			length);
+		return RAPT_ENOMEM;
 	}
-	s = slot_at(t, idx);
-	s->gen++;
+	s = slot_at(t, mr->idx);
 	s->addr = addr;
 	s->length = length;
 	s->access = access;
-	s->pz = ppz;
-	s->next_free = 0;
-	lkey = stag_key(t, idx, s->gen, t->ltag);
-	rkey = stag_key(t, idx, s->gen, t->rtag);
+	lkey = stag_key(t, mr->idx, s->gen, t->ltag);
+	rkey = stag_key(t, mr->idx, s->gen, t->rtag);
 	/* Publish the region before its keys. */
 	atomic_store(&s->lkey, lkey);
 	atomic_store(&s->rkey, rkey);
-	t->nlive++;
 	pthread_mutex_unlock(&t->lock);
 
-	mr->t = t;
-	mr->idx = idx;
 	info->lkey = lkey;
 	info->rkey = rkey;
 	info->raddr = (uint64_t)(uintptr_t)addr;
 	*plmr = mr;
 	return 0;
+}
 
-err_nomem:
-	tcp_err("no STag for a %zu-byte region: out of memory or slots",
-		length);
-	return RAPT_ENOMEM;
+/* Kill a slot's keys, wait for its pins, free it; t->lock held. */
+static void slot_release(struct tcp_stag_table *t, uint32_t idx)
+{
+	struct tcp_stag_slot *s = slot_at(t, idx);
+
+	atomic_store(&s->lkey, 0);
+	atomic_store(&s->rkey, 0);
+	while (atomic_load(&s->pins))
+		sched_yield();
+	s->addr = NULL;
+	s->length = 0;
+	s->access = 0;
+	s->pz = NULL;
+	s->kind = TCP_SLOT_FREE;
+	s->next_free = t->free_head;
+	t->free_head = idx + 1;
+	t->nlive--;
 }
 
 /**
@@ -254,7 +308,7 @@ err_nomem:
  * Clears both keys, then waits until no data-path operation still
  * touches the region (each pin lasts one syscall or memcpy).
  *
- * Return: 0.
+ * Return: 0, RAPT_EBUSY while a memory window is bound over it.
  */
 int tcp_lmr_free(void *plmr)
 {
@@ -264,20 +318,29 @@ int tcp_lmr_free(void *plmr)
 
 	pthread_mutex_lock(&t->lock);
 	s = slot_at(t, mr->idx);
-	atomic_store(&s->lkey, 0);
-	atomic_store(&s->rkey, 0);
-	while (atomic_load(&s->pins))
-		sched_yield();
-	s->addr = NULL;
-	s->length = 0;
-	s->access = 0;
-	s->pz = NULL;
-	s->next_free = t->free_head;
-	t->free_head = mr->idx + 1;
-	t->nlive--;
+	if (s->nbound) {
+		pthread_mutex_unlock(&t->lock);
+		rapt_prov_set_error("rapt_lmr_free: %u memory windows are bound over the LMR",
+				    s->nbound);
+		return RAPT_EBUSY;
+	}
+	slot_release(t, mr->idx);
 	pthread_mutex_unlock(&t->lock);
 	free(mr);
 	return 0;
+}
+
+/* End a window's binding, if any: kill its key, wait until no data path
+ * touches it, and let its LMR go; t->lock held. */
+static void mw_unbind(struct tcp_stag_table *t, struct tcp_stag_slot *s)
+{
+	if (!s->bound_to)
+		return;
+	atomic_store(&s->rkey, 0);
+	while (atomic_load(&s->pins))
+		sched_yield();
+	slot_at(t, s->bound_to - 1)->nbound--;
+	s->bound_to = 0;
 }
 
 /* Pin the slot of @key if @key is its current lkey (@remote: rkey). */
@@ -459,14 +522,114 @@ int tcp_rkey_invalidate(struct tcp_ia *ia, const struct tcp_pz *pz,
 
 	pthread_mutex_lock(&t->lock);
 	s = slot_of(t, rkey, &idx);
-	if (s && rkey && atomic_load(&s->lkey) &&
+	if (s && rkey && s->kind != TCP_SLOT_FREE &&
 	    stag_key(t, idx, s->gen, t->rtag) == rkey) {
 		ret = RAPT_EACCES;
 		if (s->pz == pz) {
-			atomic_store(&s->rkey, 0);
+			if (s->kind == TCP_SLOT_MW)
+				mw_unbind(t, s);
+			else
+				atomic_store(&s->rkey, 0);
 			ret = 0;
 		}
 	}
 	pthread_mutex_unlock(&t->lock);
 	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Memory windows                                                      */
+/* ------------------------------------------------------------------ */
+
+/**
+ * tcp_rmr_create - the rmr_create op: an unbound window of @ppz
+ * @pia: the IA
+ * @ppz: the window's PZ (struct tcp_pz)
+ * @prmr: output
+ *
+ * Return: 0, RAPT_ENOMEM (no memory, or no STag slot left).
+ */
+int tcp_rmr_create(void *pia, void *ppz, void **prmr)
+{
+	struct tcp_stag_table *t = ((struct tcp_ia *)pia)->stags;
+	struct tcp_mr *mw = slot_new(t, TCP_SLOT_MW, ppz);
+
+	if (!mw) {
+		tcp_err("no STag for a memory window: out of memory or slots");
+		return RAPT_ENOMEM;
+	}
+	pthread_mutex_unlock(&t->lock);
+	*prmr = mw;
+	return 0;
+}
+
+/**
+ * tcp_rmr_free - the rmr_free op: unbind (if bound) and free a window
+ * @prmr: what tcp_rmr_create() returned
+ *
+ * Return: 0.
+ */
+int tcp_rmr_free(void *prmr)
+{
+	struct tcp_mr *mw = prmr;
+	struct tcp_stag_table *t = mw->t;
+
+	pthread_mutex_lock(&t->lock);
+	mw_unbind(t, slot_at(t, mw->idx));
+	slot_release(t, mw->idx);
+	pthread_mutex_unlock(&t->lock);
+	free(mw);
+	return 0;
+}
+
+/**
+ * tcp_rmr_query - the rmr_query op: the window's live rkey, 0 if none
+ */
+int tcp_rmr_query(void *prmr, uint32_t *rkey)
+{
+	struct tcp_mr *mw = prmr;
+
+	*rkey = atomic_load(&slot_at(mw->t, mw->idx)->rkey);
+	return 0;
+}
+
+/**
+ * tcp_mw_bind - point a window at a range of an LMR, or unbind it
+ * @prmr: the window
+ * @plmr: the LMR (struct tcp_mr), or NULL to unbind
+ * @addr: the window's first byte (a virtual address inside the LMR)
+ * @length: its bytes
+ * @access: RAPT_MEM_REMOTE_* (a subset of the LMR's: the core checks)
+ * @rkey: output, the new key (bind only)
+ *
+ * The old binding, if any, ends first (its key dies, its pins drain), so
+ * a rebind never leaves two keys to one window.
+ *
+ * Return: 0.
+ */
+int tcp_mw_bind(void *prmr, void *plmr, uint64_t addr, uint64_t length,
+		uint32_t access, uint32_t *rkey)
+{
+	struct tcp_mr *mw = prmr, *mr = plmr;
+	struct tcp_stag_table *t = mw->t;
+	struct tcp_stag_slot *s;
+	uint32_t key;
+
+	pthread_mutex_lock(&t->lock);
+	s = slot_at(t, mw->idx);
+	mw_unbind(t, s);
+	if (mr) {
+		s->gen++;
+		s->addr = (uint8_t *)(uintptr_t)addr;
+		s->length = length;
+		s->access = access;
+		s->bound_to = mr->idx + 1;
+		slot_at(t, mr->idx)->nbound++;
+		key = stag_key(t, mw->idx, s->gen, t->rtag);
+		/* Publish the range before the key. */
+		atomic_store(&s->rkey, key);
+		*rkey = key;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return 0;
 }

@@ -56,7 +56,8 @@
 		  RAPT_CAP_MULTI_EVD_STREAMS | RAPT_CAP_ZERO_LENGTH |	\
 		  RAPT_CAP_HANDSHAKE_LIMIT | RAPT_CAP_CONNECT_CANCEL |	\
 		  RAPT_CAP_READ_CHECK | RAPT_CAP_PEER_ERRORS |		\
-		  RAPT_CAP_EP_RESET | RAPT_CAP_EP_STATUS | RAPT_CAP_SRQ)
+		  RAPT_CAP_EP_RESET | RAPT_CAP_EP_STATUS |		\
+		  RAPT_CAP_SRQ | RAPT_CAP_RMR)
 
 /* ------------------------------------------------------------------ */
 /* Devices                                                             */
@@ -259,6 +260,7 @@ static int tcp_ia_query(void *pia, struct rapt_ia_attr *a)
 	a->max_srq = TCP_MAX_SRQ;
 	a->max_srq_recv = TCP_MAX_SRQ_RECV;
 	a->max_srq_sge = TCP_MAX_SGE;
+	a->max_rmr = TCP_MAX_RMR;
 	a->max_rdma_read_in = TCP_MAX_IRD;
 	a->max_rdma_read_out = TCP_MAX_ORD;
 	/* Raw MPA limits; the core takes its header off. */
@@ -668,6 +670,10 @@ static const struct rapt_prov_ops tcp_ops = {
 	.srq_query = tcp_srq_query,
 	.srq_resize = tcp_srq_resize,
 	.ep_set_srq = tcp_ep_set_srq,
+	.rmr_create = tcp_rmr_create,
+	.rmr_free = tcp_rmr_free,
+	.rmr_bind = tcp_rmr_bind,
+	.rmr_query = tcp_rmr_query,
 	.ep_connect = tcp_ep_connect,
 	.ep_disconnect = tcp_ep_disconnect,
 	.post_recv = tcp_post_recv,

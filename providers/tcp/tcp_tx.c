@@ -514,6 +514,14 @@ out:
 	return ret;
 }
 
+/* Count in the WR just filled at the send queue's tail; transmit. */
+static void sq_push(struct tcp_ep *ep)
+{
+	ep->sq.tail++;
+	if (!ep->sends_held)
+		tcp_tx_progress(ep);
+}
+
 /* Queue one send-queue WR and start transmitting. */
 static int post_sq(struct tcp_ep *ep, uint8_t op, const struct rapt_sge *sgl,
 		   uint32_t nsge, uint64_t cookie, uint32_t flags,
@@ -556,9 +564,46 @@ static int post_sq(struct tcp_ep *ep, uint8_t op, const struct rapt_sge *sgl,
 	wr->raddr = raddr;
 	wr->rkey = rkey;
 	wr->aux = aux;
-	ep->sq.tail++;
-	if (!ep->sends_held)
-		tcp_tx_progress(ep);
+	sq_push(ep);
+out:
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+/* A bind or unbind: a WR that puts nothing on the wire. */
+static bool wr_local(const struct tcp_wr *wr)
+{
+	return wr->op == RAPT_OP_RMR_BIND || wr->op == RAPT_OP_RMR_UNBIND;
+}
+
+/**
+ * tcp_rmr_bind - the rmr_bind op (see struct rapt_prov_ops)
+ *
+ * The window changes now, under the EP's lock; the WR only carries the
+ * completion, so that it comes in order with the send queue (and after
+ * the EP's reads with RAPT_POST_FENCE).  Return: 0, RAPT_ESTATE,
+ * RAPT_ENOSPC, RAPT_ENOMEM.
+ */
+int tcp_rmr_bind(void *pep, void *prmr, void *plmr, uint64_t addr,
+		 uint64_t length, uint32_t access, uint64_t cookie,
+		 uint32_t flags, uint32_t *rkey)
+{
+	struct tcp_ep *ep = pep;
+	struct tcp_wr *wr;
+	int ret = 0;
+
+	pthread_mutex_lock(&ep->lock);
+	if (ep->state != TCP_EP_RTS) {
+		ret = RAPT_ESTATE;
+		goto out;
+	}
+	wr = tcp_wrq_reserve(&ep->sq, &ret);
+	if (!wr)
+		goto out;
+	tcp_mw_bind(prmr, plmr, addr, length, access, rkey);
+	wr_fill(&ep->sq, wr, plmr ? RAPT_OP_RMR_BIND : RAPT_OP_RMR_UNBIND,
+		NULL, 0, cookie, flags & ~RAPT_POST_INLINE, 0);
+	sq_push(ep);
 out:
 	pthread_mutex_unlock(&ep->lock);
 	return ret;
@@ -962,6 +1007,8 @@ static void put_rtr(struct tcp_ep *ep)
 	iov_add(tx, p, (size_t)n);
 }
 
+static void tx_batch_done(struct tcp_ep *ep);
+
 /* Build the next batch; false when there is nothing to send. */
 static bool tx_build(struct tcp_ep *ep)
 {
@@ -985,6 +1032,8 @@ static bool tx_build(struct tcp_ep *ep)
 			put_rtr(ep);
 		} else if (tx->irq_built < tx->irq_count) {
 			tx->cur = TX_CUR_RRESP;
+		} else if (wr_local(tcp_wrq_at(&ep->sq, tx->sq_next))) {
+			tx->sq_next++;	/* done by the post */
 		} else {
 			sq_start(ep, tcp_wrq_at(&ep->sq, tx->sq_next));
 		}
@@ -992,6 +1041,9 @@ static bool tx_build(struct tcp_ep *ep)
 	tx->batch_sq = tx->sq_next;
 	tx->batch_irq = tx->irq_built - tx->batch_irq;
 	tx->pending = tx->iov_n > 0;
+	/* Binds and nothing else: they complete without a write. */
+	if (!tx->pending && tx->sq_marked != tx->batch_sq)
+		tx_batch_done(ep);
 	return tx->pending;
 }
 

@@ -2,8 +2,9 @@
 /*
  * tcp provider: unit tests of the STag table (tcp_mem.c), linked in
  * directly: key shape and uniqueness, O(1) lookup, bounds, rights,
- * invalidation, the PZ association, reuse after free, and lmr_free
- * waiting for a pin.
+ * invalidation, the PZ association, reuse after free, lmr_free
+ * waiting for a pin, and memory windows (lookup, key rotation,
+ * invalidation, the LMR kept while a window is bound).
  */
 #include "config.h"
 
@@ -274,6 +275,168 @@ static void test_pz(void)
 	CU_ASSERT_EQUAL(tcp_lmr_free(mr), 0);
 }
 
+static void *win(void)
+{
+	void *mw = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(tcp_rmr_create(&ia, NULL, &mw), 0);
+	return mw;
+}
+
+static uint32_t win_bind(void *mw, void *mr, uint64_t addr, uint64_t len,
+			 uint32_t access)
+{
+	uint32_t k = 0;
+
+	CU_ASSERT_EQUAL(tcp_mw_bind(mw, mr, addr, len, access, &k), 0);
+	CU_ASSERT(k != 0 && k != TCP_RTR_STAG);
+	return k;
+}
+
+static uint32_t live_key(void *mw)
+{
+	uint32_t k = ~0u;
+
+	CU_ASSERT_EQUAL(tcp_rmr_query(mw, &k), 0);
+	return k;
+}
+
+/* A window's key reaches exactly its range with its rights, through the
+ * same checks and Terminate codes as an LMR's; the LMR's keys are its
+ * own; an unbound window's key is nothing. */
+static void test_window_lookup(void)
+{
+	uint64_t base = (uintptr_t)region, wb = base + 1024;
+	struct rapt_lmr_info info;
+	struct tcp_stag_slot *pin;
+	uint8_t ecode = 0xaa;
+	uint32_t k;
+	void *mr, *mw;
+
+	mr = reg(region, 4096, RAPT_MEM_REMOTE_WRITE | RAPT_MEM_REMOTE_READ |
+		 RAPT_MEM_LOCAL_WRITE, &info);
+	mw = win();
+	CU_ASSERT_EQUAL(live_key(mw), 0);
+	k = win_bind(mw, mr, wb, 256, RAPT_MEM_REMOTE_WRITE);
+	CU_ASSERT(k != info.rkey && k != info.lkey);
+	CU_ASSERT_EQUAL(live_key(mw), k);
+	CU_ASSERT_PTR_EQUAL(tcp_rkey_resolve(&ia, NULL, k, wb, 256,
+					     RAPT_MEM_REMOTE_WRITE, &ecode),
+			    region + 1024);
+	CU_ASSERT_PTR_NOT_NULL(tcp_rkey_resolve(&ia, NULL, k, wb + 255, 1,
+						RAPT_MEM_REMOTE_WRITE,
+						&ecode));
+	/* a byte out on either side: inside the LMR, outside the window */
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, k, wb - 1, 1,
+					    RAPT_MEM_REMOTE_WRITE, &ecode));
+	CU_ASSERT_EQUAL(ecode, TCP_TERM_RDMAP_BASE_BOUNDS);
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, k, wb + 1, 256,
+					    RAPT_MEM_REMOTE_WRITE, &ecode));
+	CU_ASSERT_EQUAL(ecode, TCP_TERM_RDMAP_BASE_BOUNDS);
+	/* a right the LMR has and the window was not given */
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, k, wb, 1,
+					    RAPT_MEM_REMOTE_READ, &ecode));
+	CU_ASSERT_EQUAL(ecode, TCP_TERM_RDMAP_ACCESS);
+	/* no local use, and the LMR's keys are untouched */
+	CU_ASSERT_PTR_NULL(tcp_mem_lkey(&ia, NULL, k, wb, 1, 0, &pin));
+	CU_ASSERT_PTR_NOT_NULL(tcp_rkey_resolve(&ia, NULL, info.rkey, base,
+						4096, RAPT_MEM_REMOTE_READ,
+						&ecode));
+	/* the LMR cannot go while the window is bound */
+	CU_ASSERT_EQUAL(tcp_lmr_free(mr), RAPT_EBUSY);
+	CU_ASSERT_EQUAL(tcp_mw_bind(mw, NULL, 0, 0, 0, NULL), 0);
+	CU_ASSERT_EQUAL(live_key(mw), 0);
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, k, wb, 1,
+					    RAPT_MEM_REMOTE_WRITE, &ecode));
+	CU_ASSERT_EQUAL(ecode, TCP_TERM_RDMAP_INVALID_STAG);
+	CU_ASSERT_EQUAL(tcp_rmr_free(mw), 0);
+	CU_ASSERT_EQUAL(tcp_lmr_free(mr), 0);
+}
+
+/* Every bind has a new key and kills the last one, for thousands of
+ * binds; a rebind over another LMR moves the LMR's busy count along. */
+static void test_window_rotation(void)
+{
+	struct rapt_lmr_info info;
+	uint32_t k, prev = 0, first;
+	uint8_t ecode;
+	void *mr, *mr2, *mw;
+	int i;
+
+	mr = reg(region, 64, RAPT_MEM_REMOTE_WRITE, &info);
+	mr2 = reg(region, 64, RAPT_MEM_REMOTE_WRITE, &info);
+	mw = win();
+	first = win_bind(mw, mr, (uintptr_t)region, 64, RAPT_MEM_REMOTE_WRITE);
+	prev = first;
+	for (i = 0; i < 4000; i++) {
+		k = win_bind(mw, i & 1 ? mr : mr2, (uintptr_t)region, 64,
+			 RAPT_MEM_REMOTE_WRITE);
+		CU_ASSERT_NOT_EQUAL(k, prev);
+		CU_ASSERT_NOT_EQUAL(k, first);
+		CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, prev,
+						    (uintptr_t)region, 1,
+						    RAPT_MEM_REMOTE_WRITE,
+						    &ecode));
+		CU_ASSERT_PTR_NOT_NULL(tcp_rkey_resolve(&ia, NULL, k,
+							(uintptr_t)region, 1,
+							RAPT_MEM_REMOTE_WRITE,
+							&ecode));
+		prev = k;
+	}
+	/* the last bind (i = 3999) is over mr: mr2 is free to go */
+	CU_ASSERT_EQUAL(tcp_lmr_free(mr2), 0);
+	CU_ASSERT_EQUAL(tcp_lmr_free(mr), RAPT_EBUSY);
+	/* freeing a bound window unbinds it */
+	CU_ASSERT_EQUAL(tcp_rmr_free(mw), 0);
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, NULL, prev,
+					    (uintptr_t)region, 1,
+					    RAPT_MEM_REMOTE_WRITE, &ecode));
+	CU_ASSERT_EQUAL(tcp_lmr_free(mr), 0);
+}
+
+/* Send with Invalidate of a window: only its PZ may, only its current
+ * key works, twice is fine, and the LMR is free again after. */
+static void test_window_invalidate(void)
+{
+	static const struct tcp_pz pz_a, pz_b;
+	struct rapt_lmr_info info;
+	uint32_t k, k2;
+	uint8_t ecode;
+	void *mr = NULL, *mw = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(tcp_lmr_create(&ia, (void *)&pz_a, region, 64,
+					     RAPT_MEM_REMOTE_WRITE, &info,
+					     &mr), 0);
+	CU_ASSERT_EQUAL_FATAL(tcp_rmr_create(&ia, (void *)&pz_a, &mw), 0);
+	k = win_bind(mw, mr, (uintptr_t)region, 64, RAPT_MEM_REMOTE_WRITE);
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, &pz_b, k, (uintptr_t)region,
+					    1, RAPT_MEM_REMOTE_WRITE, &ecode));
+	CU_ASSERT_EQUAL(ecode, TCP_TERM_RDMAP_STAG_NOT_ASSOC);
+	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, &pz_b, k), RAPT_EACCES);
+	CU_ASSERT_EQUAL(live_key(mw), k);
+	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, &pz_a, k ^ 0x7),
+			RAPT_ENOENT);
+	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, &pz_a, k), 0);
+	CU_ASSERT_EQUAL(live_key(mw), 0);
+	CU_ASSERT_PTR_NULL(tcp_rkey_resolve(&ia, &pz_a, k, (uintptr_t)region,
+					    1, RAPT_MEM_REMOTE_WRITE, &ecode));
+	CU_ASSERT_EQUAL(ecode, TCP_TERM_RDMAP_INVALID_STAG);
+	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, &pz_a, k), 0);
+	/* the LMR's own key was never touched */
+	CU_ASSERT_PTR_NOT_NULL(tcp_rkey_resolve(&ia, &pz_a, info.rkey,
+						(uintptr_t)region, 1,
+						RAPT_MEM_REMOTE_WRITE,
+						&ecode));
+	/* a rebind after an invalidation: a new key; the old stays dead */
+	k2 = win_bind(mw, mr, (uintptr_t)region, 8, RAPT_MEM_REMOTE_WRITE);
+	CU_ASSERT_NOT_EQUAL(k2, k);
+	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, &pz_a, k), RAPT_ENOENT);
+	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, &pz_a, k2), 0);
+	CU_ASSERT_EQUAL(tcp_lmr_free(mr), 0);
+	CU_ASSERT_EQUAL(tcp_rmr_free(mw), 0);
+	CU_ASSERT_EQUAL(tcp_rkey_invalidate(&ia, &pz_a, k2), RAPT_ENOENT);
+}
+
 struct free_arg {
 	void *mr;
 	atomic_int done;
@@ -320,6 +483,52 @@ static void test_free_waits_for_pin(void)
 	CU_ASSERT_EQUAL(atomic_load(&a.done), 1);
 }
 
+static void *unbind_thread(void *p)
+{
+	struct free_arg *a = p;
+
+	tcp_mw_bind(a->mr, NULL, 0, 0, 0, NULL);
+	atomic_store(&a->done, 1);
+	return NULL;
+}
+
+/* An unbind (or a rebind, or a Send with Invalidate: the same path) does
+ * not return while the data path touches the window, and its key is dead
+ * for new lookups at once. */
+static void test_unbind_waits_for_pin(void)
+{
+	struct rapt_lmr_info info;
+	struct tcp_stag_slot *pin;
+	struct free_arg a = { 0 };
+	pthread_t th;
+	uint8_t ecode;
+	uint32_t k;
+	void *mr;
+	int i;
+
+	mr = reg(region, 64, RAPT_MEM_REMOTE_WRITE, &info);
+	a.mr = win();
+	k = win_bind(a.mr, mr, (uintptr_t)region, 64, RAPT_MEM_REMOTE_WRITE);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(tcp_mem_rkey(&ia, NULL, k,
+						  (uintptr_t)region, 64,
+						  RAPT_MEM_REMOTE_WRITE, &ecode,
+						  &pin));
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, unbind_thread, &a),
+			      0);
+	for (i = 0; tcp_rkey_resolve(&ia, NULL, k, (uintptr_t)region, 1,
+				     RAPT_MEM_REMOTE_WRITE, &ecode); i++)
+		sched_yield();
+	CU_ASSERT_EQUAL(atomic_load(&a.done), 0);
+	for (i = 0; i < 1000; i++)
+		sched_yield();
+	CU_ASSERT_EQUAL(atomic_load(&a.done), 0);
+	tcp_mem_put(pin);
+	pthread_join(th, NULL);
+	CU_ASSERT_EQUAL(atomic_load(&a.done), 1);
+	CU_ASSERT_EQUAL(tcp_lmr_free(mr), 0);
+	CU_ASSERT_EQUAL(tcp_rmr_free(a.mr), 0);
+}
+
 int main(void)
 {
 	CU_pSuite s;
@@ -334,6 +543,11 @@ int main(void)
 	CU_add_test(s, "invalidate", test_invalidate);
 	CU_add_test(s, "PZ association", test_pz);
 	CU_add_test(s, "free waits for a pin", test_free_waits_for_pin);
+	CU_add_test(s, "window lookup", test_window_lookup);
+	CU_add_test(s, "window key rotation", test_window_rotation);
+	CU_add_test(s, "window invalidate", test_window_invalidate);
+	CU_add_test(s, "window unbind waits for a pin",
+		    test_unbind_waits_for_pin);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	fails = CU_get_number_of_failures() + CU_get_number_of_suites_failed();

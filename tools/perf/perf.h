@@ -62,6 +62,7 @@ enum perf_test {
 	PERF_BW_READ,
 	PERF_CONNRATE,
 	PERF_CONNS,
+	PERF_LAT_MW,		/* bind + remote invalidate (API 1.3) */
 };
 
 enum perf_mode {
@@ -208,6 +209,7 @@ struct perf_side {
 	uint64_t data_len;
 	struct rapt_lmr *data_lmr;
 	struct rapt_lmr_info data_info;
+	struct rapt_rmr *rmr;		/* lat_mw's window over data */
 	uint64_t peer_raddr;
 	uint32_t peer_rkey;
 	uint64_t peer_rlen;

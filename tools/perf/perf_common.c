@@ -183,6 +183,8 @@ void perf_side_close(struct perf_side *s)
 	free_ep(&s->ctl_ep);
 	if (s->psp)
 		rapt_psp_free(s->psp);
+	if (s->rmr)
+		rapt_rmr_free(s->rmr);	/* before the LMR it opens */
 	if (s->data_lmr)
 		rapt_lmr_free(s->data_lmr);
 	if (s->ctl_lmr)
@@ -893,13 +895,13 @@ int perf_check(const uint8_t *p, uint64_t len, uint64_t seq)
 bool perf_is_rdma(enum perf_test t)
 {
 	return t == PERF_LAT_WRITE || t == PERF_LAT_READ ||
-	       t == PERF_BW_WRITE || t == PERF_BW_READ;
+	       t == PERF_BW_WRITE || t == PERF_BW_READ || t == PERF_LAT_MW;
 }
 
 bool perf_is_latency(enum perf_test t)
 {
 	return t == PERF_LAT_SEND || t == PERF_LAT_WRITE ||
-	       t == PERF_LAT_READ;
+	       t == PERF_LAT_READ || t == PERF_LAT_MW;
 }
 
 bool perf_is_conn(enum perf_test t)
@@ -918,6 +920,7 @@ const char *perf_test_name(enum perf_test t)
 	case PERF_BW_READ: return "bw_read";
 	case PERF_CONNRATE: return "connrate";
 	case PERF_CONNS: return "conns";
+	case PERF_LAT_MW: return "lat_mw";
 	}
 	return "?";
 }

@@ -12,6 +12,13 @@
  *   completions are reaped while polling.  Polling only (-m poll).
  * lat_read: one RDMA read at a time, timed from the post to its
  *   completion; the server posts nothing for it.
+ * lat_mw: the one-shot buffer of NFS/RDMA-style storage protocols.  The
+ *   client binds a memory window over the first @size bytes of its
+ *   buffer (remote write only) and sends its rkey and address; the
+ *   server writes @size bytes into the window and answers with a Send
+ *   with Invalidate naming the rkey.  A round trip ends when the client
+ *   has the bind's, its send's and the reply's completions, the reply
+ *   saying that the window's rkey was invalidated.
  *
  * Phase protocol: PHASE (size, total, window, client raddr, client rkey,
  * warmup) -> READY -> the round trips -> DONE -> ACK (server-side check
@@ -300,6 +307,57 @@ static int read_one(struct perf_side *s, struct lat_run *r, uint64_t i)
 	return 0;
 }
 
+/* lat_mw's request: where the server writes, and the key to invalidate. */
+struct mw_msg {
+	uint64_t raddr;
+	uint32_t rkey;
+	uint32_t seq;
+};
+
+#define MW_MSG_OFF	0	/* in slot 1: the client's request */
+#define MW_REPLY_OFF	32	/* in slot 1: the server's reply */
+
+static int mw_one(struct perf_side *s, struct lat_run *r, uint64_t i)
+{
+	struct mw_msg m = { .raddr = s->data_info.raddr, .seq = (uint32_t)i };
+	uint8_t *slot1 = s->data + s->slot;
+	unsigned int got = 0;
+	struct rapt_event ev;
+	uint64_t t0;
+	int ret;
+
+	ret = post_recv(s, slot1 + MW_REPLY_OFF, sizeof(m), i);
+	if (ret)
+		return ret;
+	t0 = perf_now_ns();
+	ret = rapt_rmr_bind(s->rmr, s->data_ep, s->data_lmr, m.raddr, r->size,
+			    RAPT_MEM_REMOTE_WRITE, i, 0, &m.rkey);
+	if (ret)
+		return perf_fail(ret, "rapt_rmr_bind");
+	memcpy(slot1 + MW_MSG_OFF, &m, sizeof(m));
+	ret = post_send(s, slot1 + MW_MSG_OFF, sizeof(m));
+	while (!ret && got != 7) {
+		ret = perf_next_data(s, &ev);
+		if (!ret)
+			ret = perf_dto_ok(&ev, "bind and invalidate");
+		if (ret)
+			break;
+		got |= ev.u.dto.op == RAPT_OP_RECV ? 1u :
+		       ev.u.dto.op == RAPT_OP_SEND ? 2u : 4u;
+		if (ev.u.dto.op == RAPT_OP_RECV &&
+		    (!(ev.u.dto.flags & RAPT_DTO_INVALIDATED) ||
+		     ev.u.dto.invalidated_rkey != m.rkey))
+			r->bad++;
+	}
+	if (ret)
+		return ret;
+	record(s, r, i, t0);
+	if ((s->hello.flags & PERF_HELLO_VERIFY) &&
+	    perf_check(s->data, r->size, i))
+		r->bad++;
+	return 0;
+}
+
 static int lat_loop(struct perf_side *s, struct lat_run *r)
 {
 	uint32_t out = 0;
@@ -314,6 +372,9 @@ static int lat_loop(struct perf_side *s, struct lat_run *r)
 		case PERF_LAT_WRITE:
 			ret = write_one(s, r, i, &out);
 			break;
+		case PERF_LAT_MW:
+			ret = mw_one(s, r, i);
+			break;
 		default:
 			ret = read_one(s, r, i);
 			break;
@@ -323,6 +384,20 @@ static int lat_loop(struct perf_side *s, struct lat_run *r)
 	if (!ret)
 		ret = drain_writes(s, &out);
 	return ret;
+}
+
+/* lat_mw's window: one for the whole run. */
+static int mw_open(struct perf_side *s)
+{
+	int ret;
+
+	if (s->rmr)
+		return 0;
+	if (!(s->attr.caps & RAPT_CAP_RMR))
+		return perf_fail(RAPT_ENOTSUP,
+				 "lat_mw: the IA has no memory windows (RAPT_CAP_RMR)");
+	ret = rapt_rmr_create(s->pz, &s->rmr);
+	return ret ? perf_fail(ret, "rapt_rmr_create") : 0;
 }
 
 int perf_lat_client(struct perf_side *s, uint64_t size, uint64_t iters,
@@ -336,6 +411,11 @@ int perf_lat_client(struct perf_side *s, uint64_t size, uint64_t iters,
 	struct perf_ctl m;
 	int ret;
 
+	if (s->o->test == PERF_LAT_MW) {
+		ret = mw_open(s);
+		if (ret)
+			return ret;
+	}
 	r.ns = calloc(iters, sizeof(*r.ns));
 	if (!r.ns)
 		return perf_fail(RAPT_ENOMEM, "latency samples");
@@ -425,6 +505,44 @@ static int serve_write(struct perf_side *s, const struct perf_ctl *ph,
 	return ret;
 }
 
+/* lat_mw: write into each window the client names, then invalidate it
+ * with the reply. */
+static int serve_mw(struct perf_side *s, uint64_t size, uint64_t total)
+{
+	uint8_t *msg = s->data + s->slot;
+	struct rapt_sge sge = perf_sge(s, msg, sizeof(struct mw_msg));
+	struct rapt_event ev;
+	struct mw_msg m;
+	uint32_t out = 0;
+	uint64_t i;
+	int ret;
+
+	ret = post_recv(s, msg, sizeof(m), 0);
+	if (!ret)
+		ret = perf_ctl_send(s, PERF_CTL_READY, NULL, 0);
+	for (i = 0; !ret && i < total; i++) {
+		ret = wait_op(s, RAPT_OP_RECV, &out, &ev);
+		if (ret)
+			break;
+		memcpy(&m, msg, sizeof(m));
+		if (i + 1 < total)	/* none left for the next phase */
+			ret = post_recv(s, msg, sizeof(m), i + 1);
+		if (!ret && (s->hello.flags & PERF_HELLO_VERIFY))
+			perf_fill(s->data, size, m.seq);
+		if (!ret)
+			ret = post_write(s, s->data, size, m.raddr, m.rkey);
+		if (!ret)
+			ret = rapt_ep_post_send_inv(s->data_ep, &sge, 1, 0, 0,
+						    m.rkey);
+		out += 2;
+	}
+	while (!ret && out) {
+		ret = wait_op(s, RAPT_OP_SEND, &out, &ev);
+		out--;
+	}
+	return ret ? perf_fail(ret, "lat_mw") : 0;
+}
+
 int perf_lat_server(struct perf_side *s, const struct perf_ctl *ph)
 {
 	uint64_t size = ph->arg[0], total = ph->arg[1], bad = 0;
@@ -441,6 +559,9 @@ int perf_lat_server(struct perf_side *s, const struct perf_ctl *ph)
 		break;
 	case PERF_LAT_WRITE:
 		ret = serve_write(s, ph, &bad);
+		break;
+	case PERF_LAT_MW:
+		ret = serve_mw(s, size, total);
 		break;
 	default:
 		perf_fill(s->data, size, 0);

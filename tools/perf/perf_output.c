@@ -41,6 +41,8 @@ void perf_out_header(const struct perf_opts *o, const struct perf_side *s)
 	if (perf_is_latency(t)) {
 		printf("# round-trip times in microseconds%s\n",
 		       t == PERF_LAT_READ ? " (one read = one round trip)" :
+		       t == PERF_LAT_MW ? " (bind, the server's write into "
+		       "the window and its Send with Invalidate)" :
 		       "; one-way is half");
 		printf("#%11s %10s %9s %9s %9s %9s %7s\n", "bytes", "iters",
 		       "min", "median", "p99", "mean", "verify");

@@ -95,7 +95,7 @@ static int hello_check(const struct perf_side *s, const struct perf_hello *h,
 	*why = NULL;
 	if (h->magic != PERF_MAGIC || h->version != PERF_VERSION)
 		*why = "not a rapt_perf client of this version";
-	else if (t < PERF_LAT_SEND || t > PERF_CONNS)
+	else if (t < PERF_LAT_SEND || t > PERF_LAT_MW)
 		*why = "unknown test";
 	else if (!perf_is_conn(t) && (!h->window ||
 				      h->window > PERF_MAX_WINDOW))
@@ -103,12 +103,14 @@ static int hello_check(const struct perf_side *s, const struct perf_hello *h,
 	else if (h->mode > PERF_MODE_FD ||
 		 (h->mode == PERF_MODE_FD && !(a->caps & RAPT_CAP_EVD_FD)))
 		*why = "no EVD file descriptors on this IA (-m fd)";
-	else if ((t == PERF_LAT_WRITE || t == PERF_BW_WRITE) &&
-		 !(a->caps & RAPT_CAP_RDMA_WRITE))
+	else if ((t == PERF_LAT_WRITE || t == PERF_BW_WRITE ||
+		  t == PERF_LAT_MW) && !(a->caps & RAPT_CAP_RDMA_WRITE))
 		*why = "no RDMA write on this IA";
 	else if ((t == PERF_LAT_READ || t == PERF_BW_READ) &&
 		 !(a->caps & RAPT_CAP_RDMA_READ))
 		*why = "no RDMA read on this IA";
+	else if (t == PERF_LAT_MW && !(a->caps & RAPT_CAP_SEND_INVALIDATE))
+		*why = "no Send with Invalidate on this IA";
 	else if (!perf_is_conn(t) && h->max_size > PERF_MAX_SIZE)
 		*why = "message size too large";
 	if (*why)

@@ -264,6 +264,29 @@ struct rapt_prov_ops {
 	int (*srq_resize)(void *psrq, uint32_t max_recv,
 			  uint32_t low_watermark);
 	int (*ep_set_srq)(void *pep, void *psrq);
+
+	/*
+	 * RMR: memory windows (API 1.3; advertise RAPT_CAP_RMR and
+	 * max_rmr).  rmr_create makes an unbound window of @ppz.  rmr_bind
+	 * gets arguments the core has checked (the LMR, the EP and the
+	 * window are of one PZ; the range is inside the LMR; the rights are
+	 * remote ones the LMR has; @flags are SUPPRESS/FENCE): the window
+	 * must serve @rkey (new, the old key dead) when it returns, and a
+	 * completion of op RAPT_OP_RMR_BIND must follow on the EP's request
+	 * EVD in send queue order.  @plmr NULL (and @length 0) unbinds:
+	 * op RAPT_OP_RMR_UNBIND, @rkey NULL.  Refuse with RAPT_ESTATE when
+	 * the EP cannot post, RAPT_ENOSPC when its send queue is full.
+	 * rmr_free invalidates a bound window and waits until no RDMA
+	 * touches it.  rmr_query writes the live key, or 0 (unbound or
+	 * invalidated by the peer).  A provider must refuse lmr_free of an
+	 * LMR with a bound window (RAPT_EBUSY).  Stubs: RAPT_ENOTSUP.
+	 */
+	int (*rmr_create)(void *pia, void *ppz, void **prmr);
+	int (*rmr_free)(void *prmr);
+	int (*rmr_bind)(void *pep, void *prmr, void *plmr, uint64_t addr,
+			uint64_t length, uint32_t access, uint64_t cookie,
+			uint32_t flags, uint32_t *rkey);
+	int (*rmr_query)(void *prmr, uint32_t *rkey);
 };
 
 /* evd_trywait's @how. */

@@ -6,7 +6,7 @@
  * memory), EVD (event dispatcher), EP (reliable connected endpoint), PSP
  * (public service point, a listener), CR (connection request) and, since
  * API 1.3, RSP (reserved service point: a one-shot listener bound to one
- * EP) and SRQ (shared receive queue).
+ * EP), SRQ (shared receive queue) and RMR (memory window).
  *
  * Handles are opaque: the pointer types below are never dereferenced, their
  * values are tagged, generation-checked references into rapt's handle table.
@@ -50,6 +50,7 @@ struct rapt_psp;
 struct rapt_cr;
 struct rapt_rsp;
 struct rapt_srq;
+struct rapt_rmr;
 
 /** enum rapt_handle_type - what kind of object a handle names */
 enum rapt_handle_type {
@@ -62,6 +63,7 @@ enum rapt_handle_type {
 	RAPT_HANDLE_CR,
 	RAPT_HANDLE_RSP,		/* since API 1.3 */
 	RAPT_HANDLE_SRQ,		/* since API 1.3 */
+	RAPT_HANDLE_RMR,		/* since API 1.3 */
 };
 
 /* Timeouts are in microseconds; this one means "wait forever". */
@@ -253,6 +255,10 @@ enum rapt_transport {
 /* Shared receive queues: rapt_srq_create(), rapt_ep_create_with_srq().
  * The limits are max_srq, max_srq_recv and max_srq_sge.  Since API 1.3. */
 #define RAPT_CAP_SRQ			(1ULL << 18)
+/* Memory windows: rapt_rmr_create(), rapt_rmr_bind(), rapt_rmr_unbind(),
+ * invalidation by the peer's rapt_ep_post_send_inv().  The limit is
+ * max_rmr.  Since API 1.3. */
+#define RAPT_CAP_RMR			(1ULL << 19)
 
 /* EVD streams (rapt_evd_create() @streams, rapt_ia_attr.evd_merge). */
 #define RAPT_EVD_DTO		(1u << 0)	/* data transfer completions */
@@ -295,6 +301,8 @@ enum rapt_transport {
  * @max_srq: most SRQs the IA can hold (0 without RAPT_CAP_SRQ); API 1.3
  * @max_srq_recv: most receives one SRQ holds; API 1.3
  * @max_srq_sge: most SGEs in an SRQ's receive; API 1.3
+ * @max_rmr: most memory windows the IA can hold (0 without RAPT_CAP_RMR);
+ *           API 1.3
  *
  * The pdata_* limits are what the consumer may pass: the transport's own
  * limit minus rapt's private-data header.  An EP in RAPT_EP_RAW_PDATA mode
@@ -332,7 +340,7 @@ struct rapt_ia_attr {
 	uint32_t max_srq;
 	uint32_t max_srq_recv;
 	uint32_t max_srq_sge;
-	uint32_t reserved;
+	uint32_t max_rmr;
 };
 
 /* Bytes of rapt's own header in framed private data. */
@@ -387,7 +395,7 @@ RAPT_API int rapt_pz_create(struct rapt_ia *ia, struct rapt_pz **pz);
  * rapt_pz_free - free a protection zone
  * @pz: the PZ
  *
- * Return: 0, or RAPT_EBUSY while LMRs or EPs still use it.
+ * Return: 0, or RAPT_EBUSY while LMRs, EPs, SRQs or RMRs still use it.
  */
 RAPT_API int rapt_pz_free(struct rapt_pz *pz);
 
@@ -452,7 +460,8 @@ RAPT_API int rapt_lmr_query(struct rapt_lmr *lmr, struct rapt_lmr_info *info);
  * After this returns, the region's keys are invalid: a peer's RDMA naming
  * the rkey fails with a remote access error.
  *
- * Return: 0, RAPT_EBADHANDLE.
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EBUSY (a call uses it, or a memory
+ * window is bound over it).
  */
 RAPT_API int rapt_lmr_free(struct rapt_lmr *lmr);
 
@@ -501,6 +510,8 @@ enum rapt_dto_op {
 	RAPT_OP_RECV,
 	RAPT_OP_RDMA_WRITE,
 	RAPT_OP_RDMA_READ,
+	RAPT_OP_RMR_BIND,		/* rapt_rmr_bind(); API 1.3 */
+	RAPT_OP_RMR_UNBIND,		/* rapt_rmr_unbind(); API 1.3 */
 };
 
 /** enum rapt_dto_status - outcome of a data transfer */
@@ -1598,6 +1609,129 @@ RAPT_API int rapt_ep_create_with_srq(struct rapt_pz *pz, struct rapt_srq *srq,
 				     struct rapt_evd *connect_evd,
 				     const struct rapt_ep_attr *attr,
 				     struct rapt_ep **ep);
+
+/* ------------------------------------------------------------------ */
+/* RMR: memory windows (since API 1.3)                                 */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct rapt_rmr_info - rapt_rmr_query() output
+ * @rkey: the key a peer names for the window now; 0 while it is not
+ *        bound (never bound, unbound, invalidated by the peer, or its
+ *        last bind was refused)
+ * @access: the remote rights of the last bind (RAPT_MEM_REMOTE_*)
+ * @raddr: the address of the window's first byte, as a peer names it
+ * @length: the window's length in bytes
+ * @lmr: the LMR of the last bind, or NULL
+ */
+struct rapt_rmr_info {
+	uint32_t rkey;
+	uint32_t access;
+	uint64_t raddr;
+	uint64_t length;
+	struct rapt_lmr *lmr;
+};
+
+/**
+ * rapt_rmr_create - create a memory window
+ * @pz: its protection zone: it can be bound over LMRs of this PZ, through
+ *      EPs of this PZ, and serves only EPs of this PZ
+ * @rmr: output handle
+ *
+ * A new window is not bound: no key reaches memory through it.  Since API
+ * 1.3.
+ *
+ * Return: 0, RAPT_ENOTSUP (no RAPT_CAP_RMR), RAPT_EINVAL (NULL output),
+ * RAPT_EBUSY (max_rmr windows exist), RAPT_EBADHANDLE, RAPT_EHANDLETYPE,
+ * RAPT_ENOMEM.
+ */
+RAPT_API int rapt_rmr_create(struct rapt_pz *pz, struct rapt_rmr **rmr);
+
+/**
+ * rapt_rmr_bind - open a window over part of an LMR, with narrower rights
+ * @rmr: the window
+ * @ep: a connected EP of the window's PZ: the bind is a work request on
+ *      its send queue and completes on its request EVD
+ * @lmr: the LMR, of the window's PZ
+ * @addr: the window's first byte, inside the LMR (as its raddr counts)
+ * @length: bytes, at least 1, all inside the LMR
+ * @access: RAPT_MEM_REMOTE_READ and/or RAPT_MEM_REMOTE_WRITE, each one the
+ *          LMR has
+ * @cookie: returned in the completion
+ * @flags: RAPT_POST_SUPPRESS (no completion on success), RAPT_POST_FENCE
+ *         (wait for the EP's RDMA reads)
+ * @rkey: output: the window's new key, for the peer
+ *
+ * A bound window is rebound in one step: its old key stops working and
+ * @rkey is new (each bind changes the key's tag part; a key returns only
+ * after thousands of binds of one window).  The window takes effect when
+ * the call returns; its completion (a RAPT_EV_DTO of op RAPT_OP_RMR_BIND,
+ * length 0) comes in order with the EP's other sends and RDMA operations,
+ * and a bind that completes FLUSHED has still taken effect.  The peer may
+ * write and/or read through @rkey (at addresses @addr.. @addr + @length -
+ * 1) whatever EP of the PZ its RDMA arrives on; a byte outside the window
+ * or a right not bound is a remote access error for the peer, breaks the
+ * connection (on iWARP a Terminate) and touches nothing.  The LMR's own
+ * rkey is unchanged.  The LMR cannot be freed (RAPT_EBUSY) while a window
+ * is bound over it.  Since API 1.3.
+ *
+ * Return: 0; RAPT_ENOTSUP (no RAPT_CAP_RMR); RAPT_EINVAL (NULL output,
+ * length 0, access bits other than the remote ones or none, flags other
+ * than SUPPRESS and FENCE, an LMR or EP of another PZ); RAPT_EACCES (a
+ * right the LMR lacks); RAPT_ERANGE (a range not inside the LMR);
+ * RAPT_ESTATE (the EP is not connected); RAPT_ENOSPC (its send queue is
+ * full); RAPT_EBADHANDLE; RAPT_EHANDLETYPE.  Nothing changes on failure.
+ */
+RAPT_API int rapt_rmr_bind(struct rapt_rmr *rmr, struct rapt_ep *ep,
+			   struct rapt_lmr *lmr, uint64_t addr,
+			   uint64_t length, unsigned int access,
+			   uint64_t cookie, unsigned int flags,
+			   uint32_t *rkey);
+
+/**
+ * rapt_rmr_unbind - invalidate a window locally
+ * @rmr: the window
+ * @ep: a connected EP of the window's PZ (as for rapt_rmr_bind())
+ * @cookie: returned in the completion
+ * @flags: RAPT_POST_SUPPRESS, RAPT_POST_FENCE
+ *
+ * The window's key stops working when the call returns (RDMA already
+ * touching the window finishes first); the completion is a RAPT_EV_DTO of
+ * op RAPT_OP_RMR_UNBIND.  Unbinding a window that is not bound (or that
+ * the peer invalidated) succeeds.  The window can be bound again.  Since
+ * API 1.3.
+ *
+ * Return: 0, RAPT_ENOTSUP, RAPT_EINVAL (flags, an EP of another PZ),
+ * RAPT_ESTATE, RAPT_ENOSPC, RAPT_EBADHANDLE, RAPT_EHANDLETYPE.
+ */
+RAPT_API int rapt_rmr_unbind(struct rapt_rmr *rmr, struct rapt_ep *ep,
+			     uint64_t cookie, unsigned int flags);
+
+/**
+ * rapt_rmr_query - read a window's binding
+ * @rmr: the window
+ * @info: output
+ * @info_size: sizeof(*info) as the caller knows it
+ *
+ * @info->rkey is 0 once the window is not bound, including after the
+ * peer invalidated it with a Send with Invalidate.  Since API 1.3.
+ *
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_EINVAL.
+ */
+RAPT_API int rapt_rmr_query(struct rapt_rmr *rmr, struct rapt_rmr_info *info,
+			    size_t info_size);
+
+/**
+ * rapt_rmr_free - free a memory window
+ * @rmr: the window
+ *
+ * A bound window is invalidated first (no completion: the window needs
+ * no EP to be freed).  After this returns no byte moves through its key.
+ * Since API 1.3.
+ *
+ * Return: 0, RAPT_EBADHANDLE, RAPT_EHANDLETYPE.
+ */
+RAPT_API int rapt_rmr_free(struct rapt_rmr *rmr);
 
 #ifdef __cplusplus
 }
