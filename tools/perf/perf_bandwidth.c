@@ -254,8 +254,13 @@ int perf_bw_client(struct perf_side *s, uint64_t size, uint64_t iters,
 	r.window = client_window(s);
 	a[2] = r.window;
 	ret = perf_ctl_send(s, PERF_CTL_PHASE, a, 6);
+	/* The server fills its window (up to 1,024 x 4 MiB) before READY:
+	 * a preparation as long as the window, so no stall watchdog either
+	 * (a slow sanitizer build under load took over 500 ms to fill 16 MiB
+	 * in tools/perf_phase.test). */
 	if (!ret)
-		ret = perf_ctl_recv(s, PERF_CTL_READY, &m);
+		ret = perf_ctl_recv_wait(s, PERF_CTL_READY, &m,
+					 PERF_PHASE_WAIT);
 	if (!ret && m.arg[0])
 		ret = (int)(int64_t)m.arg[0];
 	posted = m.arg[1];
