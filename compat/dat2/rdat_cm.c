@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Connection management: PSP and RSP (listeners on a conn qual, which is
+ * rapt's service id) and CR (a request: its private data is copied into
+ * the wrapper when the CR_ARRIVAL event is translated, so dat_cr_query()
+ * reads it whatever rapt does with its own copy).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdat.h"
+
+/**
+ * rdat_cr_wrap - the DAT CR of a rapt CR that just arrived
+ * @ia: its IA
+ * @h: the rapt CR
+ *
+ * Return: the wrapper, or NULL (no memory, or the CR is already gone).
+ */
+struct rdat_cr *rdat_cr_wrap(struct rdat_ia *ia, struct rapt_cr *h)
+{
+	struct rapt_cr_info info;
+	struct rdat_cr *cr;
+
+	if (rapt_cr_query(h, &info, sizeof(info)))
+		return NULL;
+	cr = rdat_obj_new(sizeof(*cr) + info.pdata_len, DAT_HANDLE_TYPE_CR,
+			  ia, ia->o.prov);
+	if (!cr)
+		return NULL;
+	rdat_obj_bind(&cr->o, h);
+	cr->qual = info.service_id;
+	cr->remote_addr = info.remote_addr;
+	cr->pdata_len = (DAT_COUNT)info.pdata_len;
+	if (info.pdata_len)
+		memcpy(cr->pdata, info.pdata, info.pdata_len);
+	if (info.rsp) {
+		struct rdat_rsp *rsp = rdat_from_rapt(info.rsp);
+
+		cr->rsp_ep = rsp ? rsp->ep : NULL;
+	}
+	return cr;
+}
+
+DAT_RETURN rdat_cr_query(DAT_CR_HANDLE h, DAT_CR_PARAM_MASK mask,
+			 DAT_CR_PARAM *p)
+{
+	struct rdat_cr *cr = rdat_get(h, DAT_HANDLE_TYPE_CR);
+
+	if (!cr)
+		return rdat_bad(DAT_HANDLE_TYPE_CR);
+	if (!p)
+		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	p->remote_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&cr->remote_addr;
+	p->remote_port_qual = cr->qual;
+	p->private_data_size = cr->pdata_len;
+	p->private_data = cr->pdata_len ? cr->pdata : NULL;
+	p->local_ep_handle = cr->rsp_ep;
+	return DAT_SUCCESS;
+}
+
+/* A decided CR is gone in rapt: drop its wrapper too. */
+static DAT_RETURN rdat_cr_done(struct rdat_cr *cr, int rc)
+{
+	if (!rc || rc == RAPT_ENOTCONN)
+		rdat_obj_del(&cr->o);
+	return rdat_status(rc);
+}
+
+DAT_RETURN rdat_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE eph, DAT_COUNT len,
+			  const DAT_PVOID pdata)
+{
+	struct rdat_cr *cr = rdat_get(h, DAT_HANDLE_TYPE_CR);
+	struct rdat_ep *ep;
+
+	if (!cr)
+		return rdat_bad(DAT_HANDLE_TYPE_CR);
+	if (!eph && cr->rsp_ep)
+		eph = cr->rsp_ep;
+	ep = rdat_get(eph, DAT_HANDLE_TYPE_EP);
+	if (!ep)		/* no provider-created EPs */
+		return rdat_bad(DAT_HANDLE_TYPE_EP);
+	if (len < 0 || (len && !pdata))
+		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	ep->remote_addr = cr->remote_addr;
+	ep->remote_qual = cr->qual;
+	return rdat_cr_done(cr, rapt_cr_accept(cr->o.h, ep->o.h, pdata,
+					       (size_t)len));
+}
+
+DAT_RETURN rdat_cr_reject(DAT_CR_HANDLE h, DAT_COUNT len,
+			  const DAT_PVOID pdata)
+{
+	struct rdat_cr *cr = rdat_get(h, DAT_HANDLE_TYPE_CR);
+
+	if (!cr)
+		return rdat_bad(DAT_HANDLE_TYPE_CR);
+	if (len < 0 || (len && !pdata))
+		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	return rdat_cr_done(cr, rapt_cr_reject(cr->o.h, pdata, (size_t)len));
+}
+
+static DAT_RETURN rdat_psp_make(DAT_IA_HANDLE iah, uint64_t qual,
+				DAT_EVD_HANDLE evdh, DAT_PSP_FLAGS flags,
+				DAT_PSP_HANDLE *out, DAT_CONN_QUAL *got)
+{
+	struct rdat_ia *ia = rdat_get(iah, DAT_HANDLE_TYPE_IA);
+	struct rdat_evd *evd = rdat_get(evdh, DAT_HANDLE_TYPE_EVD);
+	struct rapt_psp_info info;
+	struct rdat_psp *psp;
+	struct rapt_psp *h;
+	int rc;
+
+	if (!ia)
+		return rdat_bad(DAT_HANDLE_TYPE_IA);
+	if (!evd)
+		return RDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
+	if (!out)
+		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	if (flags == DAT_PSP_PROVIDER_FLAG)	/* ep_creator is NEVER */
+		return RDAT_NOMODEL;
+	if (flags != DAT_PSP_CONSUMER_FLAG)
+		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
+	rc = rapt_psp_create(ia->o.h, qual, evd->o.h, NULL, &h);
+	if (!rc && (rc = rapt_psp_query(h, &info, sizeof(info))))
+		rapt_psp_free(h);
+	if (rc)
+		return rdat_status(rc);
+	psp = rdat_obj_new(sizeof(*psp), DAT_HANDLE_TYPE_PSP, ia, ia->o.prov);
+	if (!psp) {
+		rapt_psp_free(h);
+		return RDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
+				DAT_RESOURCE_MEMORY);
+	}
+	rdat_obj_bind(&psp->o, h);
+	psp->qual = info.service_id;
+	psp->evd = evd;
+	psp->flags = flags;
+	if (got)
+		*got = psp->qual;
+	*out = psp;
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN rdat_psp_create(DAT_IA_HANDLE ia, DAT_CONN_QUAL qual,
+			   DAT_EVD_HANDLE evd, DAT_PSP_FLAGS flags,
+			   DAT_PSP_HANDLE *out)
+{
+	if (qual == RAPT_SERVICE_ID_ANY)	/* rapt's "any" is not a qual */
+		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	return rdat_psp_make(ia, qual, evd, flags, out, NULL);
+}
+
+DAT_RETURN rdat_psp_create_any(DAT_IA_HANDLE ia, DAT_CONN_QUAL *qual,
+			       DAT_EVD_HANDLE evd, DAT_PSP_FLAGS flags,
+			       DAT_PSP_HANDLE *out)
+{
+	if (!qual)
+		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
+	return rdat_psp_make(ia, RAPT_SERVICE_ID_ANY, evd, flags, out, qual);
+}
+
+DAT_RETURN rdat_psp_query(DAT_PSP_HANDLE h, DAT_PSP_PARAM_MASK mask,
+			  DAT_PSP_PARAM *p)
+{
+	struct rdat_psp *psp = rdat_get(h, DAT_HANDLE_TYPE_PSP);
+
+	if (!psp)
+		return rdat_bad(DAT_HANDLE_TYPE_PSP);
+	if (!p)
+		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	p->ia_handle = psp->o.ia;
+	p->conn_qual = psp->qual;
+	p->evd_handle = psp->evd;
+	p->psp_flags = psp->flags;
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN rdat_psp_free(DAT_PSP_HANDLE h)
+{
+	struct rdat_psp *psp = rdat_get(h, DAT_HANDLE_TYPE_PSP);
+	int rc;
+
+	if (!psp)
+		return rdat_bad(DAT_HANDLE_TYPE_PSP);
+	rc = rapt_psp_free(psp->o.h);
+	if (rc)
+		return rdat_status(rc);
+	rdat_obj_del(&psp->o);
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN rdat_rsp_create(DAT_IA_HANDLE iah, DAT_CONN_QUAL qual,
+			   DAT_EP_HANDLE eph, DAT_EVD_HANDLE evdh,
+			   DAT_RSP_HANDLE *out)
+{
+	struct rdat_ia *ia = rdat_get(iah, DAT_HANDLE_TYPE_IA);
+	struct rdat_ep *ep = rdat_get(eph, DAT_HANDLE_TYPE_EP);
+	struct rdat_evd *evd = rdat_get(evdh, DAT_HANDLE_TYPE_EVD);
+	struct rdat_rsp *rsp;
+	struct rapt_rsp *h;
+	int rc;
+
+	if (!ia)
+		return rdat_bad(DAT_HANDLE_TYPE_IA);
+	if (!ep)
+		return rdat_bad(DAT_HANDLE_TYPE_EP);
+	if (!evd)
+		return RDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
+	if (!out)
+		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	rc = rapt_rsp_create(ia->o.h, qual, ep->o.h, evd->o.h, &h);
+	if (rc)
+		return rdat_status(rc);
+	rsp = rdat_obj_new(sizeof(*rsp), DAT_HANDLE_TYPE_RSP, ia, ia->o.prov);
+	if (!rsp) {
+		rapt_rsp_free(h);
+		return RDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
+				DAT_RESOURCE_MEMORY);
+	}
+	rdat_obj_bind(&rsp->o, h);
+	rsp->qual = qual;
+	rsp->evd = evd;
+	rsp->ep = ep;
+	*out = rsp;
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN rdat_rsp_query(DAT_RSP_HANDLE h, DAT_RSP_PARAM_MASK mask,
+			  DAT_RSP_PARAM *p)
+{
+	struct rdat_rsp *rsp = rdat_get(h, DAT_HANDLE_TYPE_RSP);
+
+	if (!rsp)
+		return rdat_bad(DAT_HANDLE_TYPE_RSP);
+	if (!p)
+		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	p->ia_handle = rsp->o.ia;
+	p->conn_qual = rsp->qual;
+	p->evd_handle = rsp->evd;
+	p->ep_handle = rsp->ep;
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN rdat_rsp_free(DAT_RSP_HANDLE h)
+{
+	struct rdat_rsp *rsp = rdat_get(h, DAT_HANDLE_TYPE_RSP);
+	int rc;
+
+	if (!rsp)
+		return rdat_bad(DAT_HANDLE_TYPE_RSP);
+	rc = rapt_rsp_free(rsp->o.h);
+	if (rc)
+		return rdat_status(rc);
+	rdat_obj_del(&rsp->o);
+	return DAT_SUCCESS;
+}
