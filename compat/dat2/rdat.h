@@ -30,6 +30,8 @@
 	((DAT_RETURN)(DAT_CLASS_ERROR | (DAT_UINT32)(type) | (DAT_UINT32)(sub)))
 #define RDAT_NOTIMPL RDAT_ERR(DAT_NOT_IMPLEMENTED, 0)
 #define RDAT_NOMODEL RDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0)
+/* A private handle type: rdat_evd.c's marks on the async EVD. */
+#define RDAT_TYPE_MARK ((DAT_HANDLE_TYPE)(DAT_HANDLE_TYPE_EXTENSION_BASE + 1))
 /* rdat_get(): a live handle of any type */
 #define RDAT_ANY ((DAT_HANDLE_TYPE)-1)
 
@@ -222,6 +224,7 @@ DAT_RETURN rdat_cr_query(DAT_CR_HANDLE, DAT_CR_PARAM_MASK, DAT_CR_PARAM *);
 DAT_RETURN rdat_cr_accept(DAT_CR_HANDLE, DAT_EP_HANDLE, DAT_COUNT,
 			  const DAT_PVOID);
 DAT_RETURN rdat_cr_reject(DAT_CR_HANDLE, DAT_COUNT, const DAT_PVOID);
+uint64_t rdat_qual(const struct rdat_ia *ia, DAT_CONN_QUAL qual);
 struct rdat_cr *rdat_cr_wrap(struct rdat_ia *ia, struct rapt_cr *cr);
 
 /* rdat_prov.c: the IA */

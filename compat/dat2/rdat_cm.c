@@ -10,6 +10,40 @@
 
 #include "rdat.h"
 
+/* Where quals outside the range fold to: above the privileged ports and
+ * below Linux's ephemeral ones, so that a folded listener does not meet a
+ * port some connection of this host happens to use. */
+#define RDAT_FOLD_MIN 1024
+#define RDAT_FOLD_MAX 32767
+
+/**
+ * rdat_qual - the rapt service id of a DAT conn qual
+ * @ia: the IA (its service-id range)
+ * @qual: the consumer's 64-bit conn qual
+ *
+ * A qual inside the provider's range is the service id itself (on tcp,
+ * the TCP port).  One outside it is folded into the range, the same way
+ * on both sides, as uDAPL's rdma_cm provider folds quals above 16 bits
+ * into its port space: two quals may then meet in one service id, and
+ * the second listener gets DAT_CONN_QUAL_IN_USE.
+ *
+ * Return: the service id.
+ */
+uint64_t rdat_qual(const struct rdat_ia *ia, DAT_CONN_QUAL qual)
+{
+	uint64_t lo = ia->attr.service_id_min, hi = ia->attr.service_id_max;
+
+	if ((qual >= lo && qual <= hi) || hi < lo)
+		return qual;
+	if (lo < RDAT_FOLD_MIN && hi >= RDAT_FOLD_MIN)
+		lo = RDAT_FOLD_MIN;
+	if (hi > RDAT_FOLD_MAX && lo <= RDAT_FOLD_MAX)
+		hi = RDAT_FOLD_MAX;
+	if (hi - lo == UINT64_MAX)
+		return qual;
+	return lo + qual % (hi - lo + 1);
+}
+
 /**
  * rdat_cr_wrap - the DAT CR of a rapt CR that just arrived
  * @ia: its IA
@@ -121,7 +155,8 @@ static DAT_RETURN rdat_psp_make(DAT_IA_HANDLE iah, uint64_t qual,
 		return RDAT_NOMODEL;
 	if (flags != DAT_PSP_CONSUMER_FLAG)
 		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
-	rc = rapt_psp_create(ia->o.h, qual, evd->o.h, NULL, &h);
+	rc = rapt_psp_create(ia->o.h, qual == RAPT_SERVICE_ID_ANY ? qual :
+			     rdat_qual(ia, qual), evd->o.h, NULL, &h);
 	if (!rc && (rc = rapt_psp_query(h, &info, sizeof(info))))
 		rapt_psp_free(h);
 	if (rc)
@@ -133,7 +168,7 @@ static DAT_RETURN rdat_psp_make(DAT_IA_HANDLE iah, uint64_t qual,
 				DAT_RESOURCE_MEMORY);
 	}
 	rdat_obj_bind(&psp->o, h);
-	psp->qual = info.service_id;
+	psp->qual = qual == RAPT_SERVICE_ID_ANY ? info.service_id : qual;
 	psp->evd = evd;
 	psp->flags = flags;
 	if (got)
@@ -209,7 +244,8 @@ DAT_RETURN rdat_rsp_create(DAT_IA_HANDLE iah, DAT_CONN_QUAL qual,
 		return RDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
 	if (!out)
 		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
-	rc = rapt_rsp_create(ia->o.h, qual, ep->o.h, evd->o.h, &h);
+	rc = rapt_rsp_create(ia->o.h, rdat_qual(ia, qual), ep->o.h, evd->o.h,
+			     &h);
 	if (rc)
 		return rdat_status(rc);
 	rsp = rdat_obj_new(sizeof(*rsp), DAT_HANDLE_TYPE_RSP, ia, ia->o.prov);

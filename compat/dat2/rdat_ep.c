@@ -285,7 +285,8 @@ DAT_RETURN rdat_ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr,
 		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
 	if (qos != DAT_QOS_BEST_EFFORT || flags != DAT_CONNECT_DEFAULT_FLAG)
 		return RDAT_NOMODEL;	/* no QoS classes, no multipath */
-	rc = rapt_ep_connect(ep->o.h, addr, qual, pdata, (size_t)pdata_len, t);
+	rc = rapt_ep_connect(ep->o.h, addr, rdat_qual(ep->o.ia, qual), pdata,
+			     (size_t)pdata_len, t);
 	if (rc)
 		return rdat_status(rc);
 	memset(&ep->remote_addr, 0, sizeof(ep->remote_addr));
@@ -311,6 +312,28 @@ DAT_RETURN rdat_ep_dup_connect(DAT_EP_HANDLE h, DAT_EP_HANDLE dup,
 			       DAT_CONNECT_DEFAULT_FLAG);
 }
 
+/*
+ * DAT_CLOSE_ABRUPT_FLAG is DAT's default, and DAT consumers use it right
+ * after their last send completed: on InfiniBand that completion means
+ * the peer has the data.  On rapt's tcp (and on iWARP generally) it means
+ * the data is in the local socket, and an abrupt close (RST) makes the
+ * peer's kernel discard what it has not read yet.  So with no send or
+ * RDMA outstanding, an abrupt close is done as rapt's graceful one: no
+ * work of ours is left to flush, and the peer gets every byte before the
+ * close.  Receives still complete FLUSHED at the close.
+ */
+static unsigned int rdat_close_flags(struct rdat_ep *ep, DAT_CLOSE_FLAGS f)
+{
+	struct rapt_ep_status s;
+
+	if (f == DAT_CLOSE_GRACEFUL_FLAG)
+		return RAPT_CLOSE_GRACEFUL;
+	if (!rapt_ep_get_status(ep->o.h, &s, sizeof(s)) &&
+	    s.state == RAPT_EP_CONNECTED && (s.flags & RAPT_EPS_REQUEST_IDLE))
+		return RAPT_CLOSE_GRACEFUL;
+	return RAPT_CLOSE_ABRUPT;
+}
+
 DAT_RETURN rdat_ep_disconnect(DAT_EP_HANDLE h, DAT_CLOSE_FLAGS flags)
 {
 	struct rdat_ep *ep = rdat_get(h, DAT_HANDLE_TYPE_EP);
@@ -319,9 +342,7 @@ DAT_RETURN rdat_ep_disconnect(DAT_EP_HANDLE h, DAT_CLOSE_FLAGS flags)
 
 	if (!ep)
 		return rdat_bad(DAT_HANDLE_TYPE_EP);
-	rc = rapt_ep_disconnect(ep->o.h, flags == DAT_CLOSE_GRACEFUL_FLAG ?
-				RAPT_CLOSE_GRACEFUL : RAPT_CLOSE_ABRUPT,
-				NULL, 0);
+	rc = rapt_ep_disconnect(ep->o.h, rdat_close_flags(ep, flags), NULL, 0);
 	/* Already over (the peer closed first): nothing left to do. */
 	if (rc == RAPT_ESTATE && !rapt_ep_get_state(ep->o.h, &st) &&
 	    (st == RAPT_EP_DISCONNECTED || st == RAPT_EP_DISCONNECT_PENDING))
@@ -359,6 +380,9 @@ DAT_RETURN rdat_ep_free(DAT_EP_HANDLE h)
 
 	if (!ep)
 		return rdat_bad(DAT_HANDLE_TYPE_EP);
+	/* As an abrupt disconnect: let the peer have what we sent. */
+	if (rdat_close_flags(ep, DAT_CLOSE_ABRUPT_FLAG) == RAPT_CLOSE_GRACEFUL)
+		rapt_ep_disconnect(ep->o.h, RAPT_CLOSE_GRACEFUL, NULL, 0);
 	rc = rapt_ep_free(ep->o.h);
 	if (rc)
 		return rdat_status(rc);

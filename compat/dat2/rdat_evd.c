@@ -252,6 +252,60 @@ static int rdat_ev_cr(struct rdat_evd *evd, const struct rapt_event_cr *c,
 	return 0;
 }
 
+/*
+ * The end of an SRQ EP's connection: uDAPL tells it on the async EVD as
+ * DAT_ASYNC_ERROR_EP_BROKEN (InfiniBand's "last WQE reached": the EP takes
+ * no more receives from the SRQ), and dtestsrq waits for it.  rapt has no
+ * such event, so one is queued here, when the consumer takes the EP's
+ * DISCONNECTED or BROKEN: as a software event whose pointer is a mark in
+ * the live-handle table, which rdat_ev_mark() turns back into the DAT
+ * event.  A consumer's own pointers are never in that table.
+ */
+struct rdat_mark {
+	struct rdat_obj o;
+	struct rdat_ep *ep;
+};
+
+static void rdat_srq_ep_done(struct rdat_ep *ep)
+{
+	struct rdat_evd *async = ep->o.ia->async_evd;
+	struct rdat_mark *m;
+
+	if (!ep->srq || !async)
+		return;
+	m = rdat_obj_new(sizeof(*m), RDAT_TYPE_MARK, ep->o.ia, ep->o.prov);
+	if (!m)
+		return;
+	m->ep = ep;
+	if (rapt_evd_post_software(async->o.h, m))
+		rdat_obj_del(&m->o);
+}
+
+static int rdat_ev_mark(struct rdat_mark *m, DAT_EVENT *e)
+{
+	DAT_ASYNCH_ERROR_EVENT_DATA *x = &e->event_data.asynch_error_event_data;
+	struct rdat_ep *ep = rdat_get(m->ep, DAT_HANDLE_TYPE_EP);
+
+	rdat_obj_del(&m->o);
+	if (!ep)
+		return -1;
+	e->event_number = DAT_ASYNC_ERROR_EP_BROKEN;
+	x->dat_handle = ep;
+	x->reason = DAT_EP_OTHER_ERROR;
+	return 0;
+}
+
+static int rdat_ev_sw(void *pointer, DAT_EVENT *e)
+{
+	struct rdat_mark *m = rdat_get(pointer, RDAT_TYPE_MARK);
+
+	if (m)
+		return rdat_ev_mark(m, e);
+	e->event_number = DAT_SOFTWARE_EVENT;
+	e->event_data.software_event_data.pointer = pointer;
+	return 0;
+}
+
 static int rdat_ev_conn(uint32_t type, const struct rapt_event_conn *c,
 			DAT_EVENT *e)
 {
@@ -276,6 +330,8 @@ static int rdat_ev_conn(uint32_t type, const struct rapt_event_conn *c,
 	if (!x->ep_handle || i >= sizeof(num) / sizeof(num[0]) || !num[i])
 		return -1;
 	e->event_number = num[i];
+	if (type == RAPT_EV_DISCONNECTED || type == RAPT_EV_BROKEN)
+		rdat_srq_ep_done(x->ep_handle);
 	x->private_data_size = (DAT_COUNT)c->pdata_len;
 	x->private_data = (DAT_PVOID)c->pdata;
 	return 0;
@@ -330,9 +386,7 @@ static int rdat_event(struct rdat_evd *evd, const struct rapt_event *r,
 	case 0x04:
 		return rdat_ev_async(evd, r->type, &r->u.async, e);
 	case 0x08:
-		e->event_number = DAT_SOFTWARE_EVENT;
-		e->event_data.software_event_data.pointer = r->u.sw.pointer;
-		return 0;
+		return rdat_ev_sw(r->u.sw.pointer, e);
 	default:
 		return -1;
 	}

@@ -120,6 +120,8 @@ DAT_RETURN rdat_lmr_create(DAT_IA_HANDLE iah, DAT_MEM_TYPE type,
 		return rdat_bad(DAT_HANDLE_TYPE_IA);
 	if (!pz || pz->o.ia != ia)
 		return rdat_bad(DAT_HANDLE_TYPE_PZ);
+	if (!len)
+		return RDAT_ERR(DAT_LENGTH_ERROR, 0);
 	ret = rdat_lmr_check(type, va_type, out);
 	if (ret != DAT_SUCCESS)
 		return ret;

@@ -5,6 +5,7 @@
  * memory (libdat2 itself only checks for NULL), and the mapping of rapt's
  * status codes onto DAT's.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,9 +156,25 @@ DAT_RETURN rdat_bad(DAT_HANDLE_TYPE type)
 	return RDAT_ERR(DAT_INVALID_HANDLE, sub[type]);
 }
 
+/*
+ * DAT has no detail string per call: with RAPT_DAT2_DEBUG set, each rapt
+ * failure behind a DAT code is printed with rapt_last_error()'s detail.
+ */
+static void rdat_debug(int rc)
+{
+	static int on = -1;
+
+	if (on < 0)
+		on = getenv("RAPT_DAT2_DEBUG") != NULL;
+	if (on && rc && rc != RAPT_EAGAIN && rc != RAPT_ETIMEDOUT)
+		fprintf(stderr, "rapt-dat2: %s: %s\n", rapt_err_name(rc),
+			rapt_last_error());
+}
+
 /* One rapt status code to its DAT return code. */
 DAT_RETURN rdat_status(int rc)
 {
+	rdat_debug(rc);
 	switch (rc) {
 	case 0:
 		return DAT_SUCCESS;
@@ -187,10 +204,12 @@ DAT_RETURN rdat_status(int rc)
 		return RDAT_NOMODEL;
 	case RAPT_EADDRINUSE:
 		return RDAT_ERR(DAT_CONN_QUAL_IN_USE, 0);
+	/* "No event": bare types, as consumers compare them with ==
+	 * (dtest's polling loop: dat_evd_dequeue() == DAT_QUEUE_EMPTY). */
 	case RAPT_ETIMEDOUT:
-		return RDAT_ERR(DAT_TIMEOUT_EXPIRED, 0);
+		return DAT_TIMEOUT_EXPIRED;
 	case RAPT_EAGAIN:
-		return RDAT_ERR(DAT_QUEUE_EMPTY, 0);
+		return DAT_QUEUE_EMPTY;
 	case RAPT_EOVERFLOW:
 		return RDAT_ERR(DAT_QUEUE_FULL, 0);
 	case RAPT_ECANCELED:

@@ -308,7 +308,7 @@ DAT_RETURN rdat_ia_query(DAT_IA_HANDLE h, DAT_EVD_HANDLE *async_evd,
 static const DAT_HANDLE_TYPE rdat_close_order[] = {
 	DAT_HANDLE_TYPE_CR, DAT_HANDLE_TYPE_RSP, DAT_HANDLE_TYPE_EP,
 	DAT_HANDLE_TYPE_PSP, DAT_HANDLE_TYPE_SRQ, DAT_HANDLE_TYPE_LMR,
-	DAT_HANDLE_TYPE_PZ, DAT_HANDLE_TYPE_EVD,
+	DAT_HANDLE_TYPE_PZ, DAT_HANDLE_TYPE_EVD, RDAT_TYPE_MARK,
 };
 
 static void rdat_free_one(struct rdat_obj *o)
@@ -338,7 +338,8 @@ static void rdat_free_one(struct rdat_obj *o)
 	case DAT_HANDLE_TYPE_EVD:
 		rdat_evd_free(o);
 		break;
-	default:
+	default:	/* RDAT_TYPE_MARK: nothing behind it */
+		rdat_obj_del(o);
 		break;
 	}
 }
