@@ -1,0 +1,296 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# uDAPL's own test programs (Debian's dapl2-utils: dtest, dtestcm,
+# dtestsrq, dapltest), unmodified, over rapt's tcp provider on loopback
+# through librapt-dat2.so, which libdat2 loads from a dat.conf that
+# rapt-dat2-conf wrote (DAT_OVERRIDE).  Prints one row per case: PASS,
+# NOT SUPPORTED (the DAT code and why) or FAIL; exits 1 on any FAIL.
+# The programs' exit codes cannot be trusted (dtest exits 0 after
+# "FAILED"): each case is judged by its output text.
+# Skips (77) when configure found no libdat2 or dapl2-utils is missing.
+
+lib=$(pwd)/compat/dat2/.libs/librapt-dat2.so
+conf_tool=compat/dat2/rapt-dat2-conf
+skip() { echo "SKIP: $*"; exit 77; }
+[ -f "$lib" ] && [ -x "$conf_tool" ] ||
+	skip "configure found no libdat2 (apt-get install libdapl-dev)"
+for p in dtest dtestcm dtestsrq dapltest; do
+	command -v $p >/dev/null ||
+		skip "$p not found (apt-get install dapl2-utils)"
+done
+
+# The programs use fixed ports (dtest's 15828 and 45248, dapltest's
+# 62000): one run at a time on this host.
+lock=${TMPDIR:-/tmp}/rapt-dat2-check.lock
+if command -v flock >/dev/null; then
+	exec 9>"$lock"
+	flock -w 400 9 || skip "another run holds $lock"
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/rapt-dat2.XXXXXX")
+spid=
+cleanup() {
+	[ -n "$spid" ] && kill "$spid" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+RAPT_PROVIDER=tcp
+DAT_OVERRIDE=$work/dat.conf
+export RAPT_PROVIDER DAT_OVERRIDE
+"$conf_tool" -l "$lib" > "$DAT_OVERRIDE" 2>"$work/conf.err" ||
+	{ cat "$work/conf.err"; exit 1; }
+IA=rapt-tcp:lo
+grep -q "^$IA " "$DAT_OVERRIDE" ||
+	{ echo "FAIL: no $IA in the generated dat.conf:"; cat "$DAT_OVERRIDE"; exit 1; }
+echo "dat.conf:"; grep -v '^#' "$DAT_OVERRIDE" | sed 's/^/  /'
+
+start=$(date +%s)
+table=$work/table
+fails=0
+row() {		# row NAME RESULT [DETAIL]
+	printf '%-52s %s%s\n' "$1" "$2" "${3:+ ($3)}" >> "$table"
+	case $2 in FAIL) fails=$((fails + 1)) ;; esac
+}
+
+# Is something listening on 127.0.0.1:$1 or *:$1?  (/proc: no ss needed)
+listening() {
+	hexport=$(printf "%04X" "$1")
+	awk -v p=":$hexport" '$4 == "0A" && substr($2, length($2) - 4) == p \
+		{ f = 1 } END { exit !f }' /proc/net/tcp
+}
+
+# Wait for the server ($spid) to listen on port $1: at most 10 s.
+wait_listen() {
+	n=0
+	while ! listening "$1"; do
+		kill -0 "$spid" 2>/dev/null || return 1
+		n=$((n + 1))
+		[ $n -gt 200 ] && return 1
+		sleep 0.05
+	done
+}
+
+# Wait for a port to be free again (the last server's): at most 10 s.
+wait_free() {
+	n=0
+	while listening "$1"; do
+		n=$((n + 1))
+		[ $n -gt 200 ] && return 1
+		sleep 0.05
+	done
+}
+
+server() {	# server LOG PORT CMD...: start, wait until it listens
+	log=$1 port=$2
+	shift 2
+	wait_free "$port"
+	timeout 60 "$@" > "$log" 2>&1 &
+	spid=$!
+	wait_listen "$port"
+}
+
+stop_server() {	# wait up to 10 s for the server to finish, then stop it
+	n=0
+	while kill -0 "$spid" 2>/dev/null && [ $n -lt 200 ]; do
+		n=$((n + 1))
+		sleep 0.05
+	done
+	kill "$spid" 2>/dev/null
+	wait "$spid" 2>/dev/null
+	spid=
+}
+
+bad_words='Error|ERR:|FAIL|Segmentation|Aborted|dumped'
+
+# --- dtest: send/recv, RDMA write and read, ping-pong -------------------
+dtest_case() {	# dtest_case NAME OPTIONS...
+	name=$1
+	shift
+	if ! server "$work/s.log" 15828 dtest -P $IA -s "$@"; then
+		row "$name" FAIL "server did not start"
+		stop_server
+		return
+	fi
+	timeout 60 dtest -P $IA -h 127.0.0.1 "$@" > "$work/c.log" 2>&1
+	stop_server
+	if grep -q 'Test Complete. PASSED' "$work/c.log" &&
+	   grep -q 'Test Complete. PASSED' "$work/s.log" &&
+	   ! grep -Eq "$bad_words" "$work/c.log" "$work/s.log"; then
+		row "$name" PASS
+	else
+		row "$name" FAIL "$(grep -Eh "$bad_words" "$work/c.log" \
+			"$work/s.log" | head -1)"
+		tail -n 5 "$work/c.log" "$work/s.log"
+	fi
+}
+dtest_case "dtest (RDMA write/read, send)" -b 65536
+dtest_case "dtest -W -D (RDMA write ping-pong, validated)" -b 65536 -W -D
+dtest_case "dtest -p (polling)" -b 65536 -p
+
+# --- dtestcm: connection setup ----------------------------------------
+if server "$work/s.log" 45248 dtestcm -P $IA -s; then
+	timeout 60 dtestcm -P $IA -h 127.0.0.1 > "$work/c.log" 2>&1
+	stop_server
+	if grep -q 'ALL 1000 CONNECTED on Client' "$work/c.log" &&
+	   grep -q 'ALL 1000 CONNECTED on Server' "$work/s.log" &&
+	   ! grep -Eq "$bad_words" "$work/c.log" "$work/s.log"; then
+		row "dtestcm (1000 connections)" PASS \
+			"$(grep -o 'CPS [0-9.]*' "$work/c.log")"
+	else
+		row "dtestcm (1000 connections)" FAIL
+		tail -n 5 "$work/c.log" "$work/s.log"
+	fi
+else
+	stop_server
+	row "dtestcm (1000 connections)" FAIL "server did not start"
+fi
+
+# --- dtestsrq: a shared receive queue -----------------------------------
+# -b: dtestsrq sizes its buffers from an "IB_MTU" provider attribute
+# otherwise, which only IB providers have.
+for c in 1 100; do
+	name="dtestsrq -c $c (SRQ, $c connections)"
+	if server "$work/s.log" 45248 dtestsrq -P $IA -s -c $c -b 1024; then
+		timeout 60 dtestsrq -P $IA -h 127.0.0.1 -c $c -b 1024 \
+			> "$work/c.log" 2>&1
+		stop_server
+		if grep -q 'SRQ Test Complete' "$work/c.log" &&
+		   grep -q 'SRQ Test Complete' "$work/s.log" &&
+		   ! grep -Eq "$bad_words" "$work/c.log" "$work/s.log"; then
+			row "$name" PASS
+		else
+			row "$name" FAIL
+			tail -n 5 "$work/c.log" "$work/s.log"
+		fi
+	else
+		stop_server
+		row "$name" FAIL "server did not start"
+	fi
+done
+
+# --- dapltest -T T / -T P against one dapltest -T S ---------------------
+dt_client() {	# dt_client NAME OK-PATTERN ARGS...
+	name=$1 ok=$2
+	shift 2
+	before=$(wc -l < "$work/dts.log")
+	timeout 60 dapltest "$@" > "$work/c.log" 2>&1
+	tail -n +"$((before + 1))" "$work/dts.log" > "$work/snew.log"
+	if grep -q "$ok" "$work/c.log" &&
+	   ! grep -Eaq "$bad_words" "$work/c.log" "$work/snew.log"; then
+		row "$name" PASS "${ok:+$(grep -a -o "$ok *: *[0-9.]*" \
+			"$work/c.log" | head -1 | tr -s ' ')}"
+	else
+		row "$name" FAIL "$(grep -Eah "$bad_words" "$work/c.log" \
+			"$work/snew.log" | head -1)"
+		tail -n 5 "$work/c.log" "$work/snew.log"
+	fi
+}
+S="-s 127.0.0.1 -D $IA"
+if server "$work/dts.log" 62000 dapltest -T S -D $IA; then
+	dt_client "-T T client SR 256 server SR 256, 1x1, -V" "Total WQE" \
+		-T T $S -i 1000 -t 1 -w 1 -V client SR 256 server SR 256
+	dt_client "-T T client SR 256 server SR 256, 4 thr x 4 EP, -V" \
+		"Total WQE" -T T $S -i 1000 -t 4 -w 4 -V \
+		client SR 256 server SR 256
+	dt_client "-T T RDMA read op list, 2x2, -V" "Total WQE" \
+		-T T $S -i 1000 -t 2 -w 2 -V client SR 256 \
+		client RR 4096 2 server RR 8192 1 server SR 256
+	dt_client "-T T RDMA write op list, 2x2, -V" "Total WQE" \
+		-T T $S -i 1000 -t 2 -w 2 -V client SR 256 \
+		client RW 4096 2 server RW 8192 1 server SR 256
+	dt_client "-T T mixed op list, polling, 2x2, -V" "Total WQE" \
+		-T T $S -i 1000 -t 2 -w 2 -V -P client SR 1024 3 \
+		client RR 4096 server RW 512 4 client RW 65536 server SR 8
+	for m in b p; do
+		for op in RW RR; do
+			dt_client "-T P -m $m $op 4096 2 (pipeline 8)" \
+				"Operation Throughput" -T P $S -m $m -i 2000 \
+				-p 8 $op 4096 2
+		done
+	done
+	dt_client "-T Q (server drains and exits)" "" -T Q $S
+	stop_server
+	grep -aq 'Exiting' "$work/dts.log" ||
+		row "-T S server exits on -T Q" FAIL
+else
+	stop_server
+	row "dapltest -T S" FAIL "server did not start"
+fi
+
+# --- dapltest -T L: limits, in one process ------------------------------
+timeout 60 dapltest -T L -D $IA -w 1 -m 100 > "$work/l.log" 2>&1
+for t in ia pz cno evd ep rsp psp lmr rpost size_lmr; do
+	sect=$(awk -v t="limit_$t" '$1 == "Limitation" { on = ($3 == t) }
+		on' "$work/l.log")
+	if [ -z "$sect" ]; then
+		row "-T L limit_$t" FAIL "not run"
+	elif [ $t = cno ] && echo "$sect" | grep -q unimplemented; then
+		row "-T L limit_$t" "NOT SUPPORTED" \
+			"DAT_NOT_IMPLEMENTED: no CNO in rapt"
+	elif echo "$sect" | grep -Eiq 'fail|error'; then
+		row "-T L limit_$t" FAIL "$(echo "$sect" |
+			grep -Ei 'fail|error' | head -1)"
+	else
+		row "-T L limit_$t" PASS "$(echo "$sect" |
+			grep -Eo '(created|opened|posted)[^)]*' | tail -1)"
+	fi
+done
+# -w > 1: dapltest shares one connect EVD between the EPs of several IAs.
+row "-T L -w 8 (8 IAs)" "NOT SUPPORTED" \
+	"DAT_INVALID_PARAMETER: one EVD serves EPs of other IAs; rapt objects belong to one IA"
+
+# --- dapltest -T F: function feature tests, each case alone --------------
+# Why a case may be NOT SUPPORTED (or not run), by feature and case.
+fft_reason() {
+	case $1 in
+	queryinfo:1|queryinfo:12|queryinfo:13) echo "no CNO in rapt" ;;
+	queryinfo:3|queryinfo:16|queryinfo:17)
+		echo "DAT_PSP_PROVIDER_FLAG: rapt EPs need a PZ at creation" ;;
+	queryinfo:5) echo "dapltest reports the CR query case unsupported" ;;
+	queryinfo:9) echo "no RMR yet (rapt's RMR API is being added)" ;;
+	*) echo "" ;;
+	esac
+}
+fft() {		# fft FEATURE CASES...
+	f=$1
+	shift
+	for c in "$@"; do
+		name="-T F -f $f case$c"
+		if [ "$f:$c" = queryinfo:15 ]; then
+			row "$name" "NOT RUN" "libdat2 reads an invalid EVD handle before any provider (segfaults with uDAPL too)"
+			continue
+		fi
+		timeout 30 dapltest -T F -s 127.0.0.1 -D $IA -f $f case$c \
+			> "$work/f.log" 2>&1
+		rc=$?
+		code=$(grep -ao 'DAT_NOT_IMPLEMENTED\|DAT_MODEL_NOT_SUPPORTED' \
+			"$work/f.log" | head -1)
+		if [ $rc -gt 128 ] || [ $rc -eq 124 ]; then
+			row "$name" FAIL "exit $rc"
+		elif grep -aq 'Result: UNSUPP' "$work/f.log"; then
+			row "$name" "NOT SUPPORTED" "$(fft_reason $f:$c)"
+		elif grep -aq 'Result: PASS' "$work/f.log" && [ -n "$code" ]; then
+			row "$name" "NOT SUPPORTED" "$code: $(fft_reason $f:$c)"
+		elif grep -aq 'Result: PASS' "$work/f.log" &&
+		     ! grep -aq 'failed in file' "$work/f.log"; then
+			row "$name" PASS
+		else
+			row "$name" FAIL "$(grep -a -A1 'failed in file' \
+				"$work/f.log" | tail -1)"
+		fi
+	done
+}
+fft hwconn 0 1 2 3
+fft endpoint 0 1 2
+fft pz 0 1 2
+fft mem 0 1 2 3 4
+fft connmgt 0 1
+fft queryinfo 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17
+
+echo
+printf '%-52s %s\n' "case" "result"
+cat "$table"
+echo "$(grep -c ' PASS' "$table") passed, $(grep -c 'NOT SUPPORTED' "$table") not supported, $(grep -c 'NOT RUN' "$table") not run, $fails failed; $(( $(date +%s) - start )) s"
+[ $fails -eq 0 ]
