@@ -128,6 +128,16 @@ dtest_case() {	# dtest_case NAME OPTIONS...
 dtest_case "dtest (RDMA write/read, send)" -b 65536
 dtest_case "dtest -W -D (RDMA write ping-pong, validated)" -b 65536 -W -D
 dtest_case "dtest -p (polling)" -b 65536 -p
+dtest_case "dtest -u (unidirectional)" -b 65536 -u
+dtest_case "dtest -w (RDMA write streaming)" -b 65536 -w
+dtest_case "dtest -W -a -i 4096 (every size to 64 KiB)" -b 65536 -W -a -i 4096
+# -c waits on a CNO: the server stops at dat_cno_create, before it listens.
+timeout 30 dtest -P $IA -s -b 65536 -c > "$work/c.log" 2>&1
+if grep -q 'dat_cno_create: DAT_NOT_IMPLEMENTED' "$work/c.log"; then
+	row "dtest -c (CNO)" "NOT SUPPORTED" "DAT_NOT_IMPLEMENTED: no CNO in rapt"
+else
+	row "dtest -c (CNO)" FAIL "expected DAT_NOT_IMPLEMENTED from dat_cno_create"
+fi
 
 # --- dtestcm: connection setup ----------------------------------------
 if server "$work/s.log" 45248 dtestcm -P $IA -s; then
