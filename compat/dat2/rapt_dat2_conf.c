@@ -18,8 +18,8 @@
 
 #include <rapt/rapt.h>
 
-#ifndef RDAT_LIBDIR
-#define RDAT_LIBDIR "/usr/lib"
+#ifndef RDAT_PROVIDERDIR
+#define RDAT_PROVIDERDIR "/usr/lib/rapt-dat2"
 #endif
 
 static void line(const char *lib, const char *dat, const char *rapt)
@@ -73,7 +73,7 @@ static void mapping(const struct rapt_entry *v, size_t n)
 
 int main(int argc, char **argv)
 {
-	const char *lib = RDAT_LIBDIR "/librapt-dat2.so";
+	const char *lib = RDAT_PROVIDERDIR "/librapt-dat2.so";
 	struct rapt_entry *v;
 	int opt, map_only = 0, rc;
 	size_t n;
