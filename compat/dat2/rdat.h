@@ -30,6 +30,7 @@
 	((DAT_RETURN)(DAT_CLASS_ERROR | (DAT_UINT32)(type) | (DAT_UINT32)(sub)))
 #define RDAT_NOTIMPL RDAT_ERR(DAT_NOT_IMPLEMENTED, 0)
 #define RDAT_NOMODEL RDAT_ERR(DAT_MODEL_NOT_SUPPORTED, 0)
+#define RDAT_NOMEM RDAT_ERR(DAT_INSUFFICIENT_RESOURCES, DAT_RESOURCE_MEMORY)
 /* A private handle type: rdat_evd.c's marks on the async EVD. */
 #define RDAT_TYPE_MARK ((DAT_HANDLE_TYPE)(DAT_HANDLE_TYPE_EXTENSION_BASE + 1))
 /* rdat_get(): a live handle of any type */
@@ -126,6 +127,9 @@ struct rdat_cr {
 void *rdat_obj_new(size_t size, DAT_HANDLE_TYPE type, struct rdat_ia *ia,
 		   const DAT_PROVIDER *prov);
 void rdat_obj_bind(struct rdat_obj *o, void *rapt_handle);
+void *rdat_wrap(struct rdat_ia *ia, size_t size, DAT_HANDLE_TYPE type,
+		void *rapt_handle);
+DAT_RETURN rdat_free(DAT_HANDLE h, DAT_HANDLE_TYPE type);
 void rdat_obj_del(struct rdat_obj *o);
 void *rdat_get(DAT_HANDLE h, DAT_HANDLE_TYPE type);
 void *rdat_from_rapt(void *rapt_handle);

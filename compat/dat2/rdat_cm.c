@@ -161,13 +161,9 @@ static DAT_RETURN rdat_psp_make(DAT_IA_HANDLE iah, uint64_t qual,
 		rapt_psp_free(h);
 	if (rc)
 		return rdat_status(rc);
-	psp = rdat_obj_new(sizeof(*psp), DAT_HANDLE_TYPE_PSP, ia, ia->o.prov);
-	if (!psp) {
-		rapt_psp_free(h);
-		return RDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
-				DAT_RESOURCE_MEMORY);
-	}
-	rdat_obj_bind(&psp->o, h);
+	psp = rdat_wrap(ia, sizeof(*psp), DAT_HANDLE_TYPE_PSP, h);
+	if (!psp)
+		return RDAT_NOMEM;
 	psp->qual = qual == RAPT_SERVICE_ID_ANY ? info.service_id : qual;
 	psp->evd = evd;
 	psp->flags = flags;
@@ -213,16 +209,7 @@ DAT_RETURN rdat_psp_query(DAT_PSP_HANDLE h, DAT_PSP_PARAM_MASK mask,
 
 DAT_RETURN rdat_psp_free(DAT_PSP_HANDLE h)
 {
-	struct rdat_psp *psp = rdat_get(h, DAT_HANDLE_TYPE_PSP);
-	int rc;
-
-	if (!psp)
-		return rdat_bad(DAT_HANDLE_TYPE_PSP);
-	rc = rapt_psp_free(psp->o.h);
-	if (rc)
-		return rdat_status(rc);
-	rdat_obj_del(&psp->o);
-	return DAT_SUCCESS;
+	return rdat_free(h, DAT_HANDLE_TYPE_PSP);
 }
 
 DAT_RETURN rdat_rsp_create(DAT_IA_HANDLE iah, DAT_CONN_QUAL qual,
@@ -248,13 +235,9 @@ DAT_RETURN rdat_rsp_create(DAT_IA_HANDLE iah, DAT_CONN_QUAL qual,
 			     &h);
 	if (rc)
 		return rdat_status(rc);
-	rsp = rdat_obj_new(sizeof(*rsp), DAT_HANDLE_TYPE_RSP, ia, ia->o.prov);
-	if (!rsp) {
-		rapt_rsp_free(h);
-		return RDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
-				DAT_RESOURCE_MEMORY);
-	}
-	rdat_obj_bind(&rsp->o, h);
+	rsp = rdat_wrap(ia, sizeof(*rsp), DAT_HANDLE_TYPE_RSP, h);
+	if (!rsp)
+		return RDAT_NOMEM;
 	rsp->qual = qual;
 	rsp->evd = evd;
 	rsp->ep = ep;
@@ -280,14 +263,5 @@ DAT_RETURN rdat_rsp_query(DAT_RSP_HANDLE h, DAT_RSP_PARAM_MASK mask,
 
 DAT_RETURN rdat_rsp_free(DAT_RSP_HANDLE h)
 {
-	struct rdat_rsp *rsp = rdat_get(h, DAT_HANDLE_TYPE_RSP);
-	int rc;
-
-	if (!rsp)
-		return rdat_bad(DAT_HANDLE_TYPE_RSP);
-	rc = rapt_rsp_free(rsp->o.h);
-	if (rc)
-		return rdat_status(rc);
-	rdat_obj_del(&rsp->o);
-	return DAT_SUCCESS;
+	return rdat_free(h, DAT_HANDLE_TYPE_RSP);
 }

@@ -137,13 +137,9 @@ static DAT_RETURN rdat_ep_make(DAT_IA_HANDLE iah, DAT_PZ_HANDLE pzh,
 				    req ? req->o.h : NULL, conn->o.h, &ra, &h);
 	if (rc)
 		return rdat_status(rc);
-	ep = rdat_obj_new(sizeof(*ep), DAT_HANDLE_TYPE_EP, ia, ia->o.prov);
-	if (!ep) {
-		rapt_ep_free(h);
-		return RDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
-				DAT_RESOURCE_MEMORY);
-	}
-	rdat_obj_bind(&ep->o, h);
+	ep = rdat_wrap(ia, sizeof(*ep), DAT_HANDLE_TYPE_EP, h);
+	if (!ep)
+		return RDAT_NOMEM;
 	ep->pz = pz;
 	ep->recv_evd = recv;
 	ep->request_evd = req;
@@ -376,18 +372,12 @@ DAT_RETURN rdat_ep_get_status(DAT_EP_HANDLE h, DAT_EP_STATE *state,
 DAT_RETURN rdat_ep_free(DAT_EP_HANDLE h)
 {
 	struct rdat_ep *ep = rdat_get(h, DAT_HANDLE_TYPE_EP);
-	int rc;
 
-	if (!ep)
-		return rdat_bad(DAT_HANDLE_TYPE_EP);
 	/* As an abrupt disconnect: let the peer have what we sent. */
-	if (rdat_close_flags(ep, DAT_CLOSE_ABRUPT_FLAG) == RAPT_CLOSE_GRACEFUL)
+	if (ep && rdat_close_flags(ep, DAT_CLOSE_ABRUPT_FLAG) ==
+	    RAPT_CLOSE_GRACEFUL)
 		rapt_ep_disconnect(ep->o.h, RAPT_CLOSE_GRACEFUL, NULL, 0);
-	rc = rapt_ep_free(ep->o.h);
-	if (rc)
-		return rdat_status(rc);
-	rdat_obj_del(&ep->o);
-	return DAT_SUCCESS;
+	return rdat_free(h, DAT_HANDLE_TYPE_EP);
 }
 
 DAT_RETURN rdat_ep_reset(DAT_EP_HANDLE h)
@@ -430,35 +420,57 @@ static int rdat_sgl(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 	return 0;
 }
 
-DAT_RETURN rdat_ep_post_send(DAT_EP_HANDLE h, DAT_COUNT n,
-			     DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
-			     DAT_COMPLETION_FLAGS flags)
+enum rdat_op { RDAT_SEND, RDAT_RECV, RDAT_READ, RDAT_WRITE };
+
+/* The four posts: the same checks, then the rapt call of @op. */
+static DAT_RETURN rdat_post(DAT_EP_HANDLE h, enum rdat_op op, DAT_COUNT n,
+			    const DAT_LMR_TRIPLET *iov,
+			    const DAT_RMR_TRIPLET *rt, uint64_t cookie,
+			    DAT_COMPLETION_FLAGS flags)
 {
 	struct rdat_ep *ep = rdat_get(h, DAT_HANDLE_TYPE_EP);
+	unsigned int f = rdat_post_flags(flags), k = (unsigned int)n;
 	struct rapt_sge sgl[RDAT_MAX_SGE];
+	int rc;
 
 	if (!ep)
 		return rdat_bad(DAT_HANDLE_TYPE_EP);
 	if (rdat_sgl(n, iov, sgl))
 		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-	return rdat_status(rapt_ep_post_send(ep->o.h, sgl, (unsigned int)n,
-					     cookie.as_64,
-					     rdat_post_flags(flags)));
+	if ((op == RDAT_READ || op == RDAT_WRITE) && !rt)
+		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
+	switch (op) {
+	case RDAT_SEND:
+		rc = rapt_ep_post_send(ep->o.h, sgl, k, cookie, f);
+		break;
+	case RDAT_RECV:
+		rc = rapt_ep_post_recv(ep->o.h, sgl, k, cookie);
+		break;
+	case RDAT_READ:
+		rc = rapt_ep_post_read(ep->o.h, sgl, k, cookie,
+				       rt->virtual_address, rt->rmr_context, f);
+		break;
+	default:
+		rc = rapt_ep_post_write(ep->o.h, sgl, k, cookie,
+					rt->virtual_address, rt->rmr_context,
+					f);
+		break;
+	}
+	return rdat_status(rc);
+}
+
+DAT_RETURN rdat_ep_post_send(DAT_EP_HANDLE h, DAT_COUNT n,
+			     DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+			     DAT_COMPLETION_FLAGS flags)
+{
+	return rdat_post(h, RDAT_SEND, n, iov, NULL, cookie.as_64, flags);
 }
 
 DAT_RETURN rdat_ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n,
 			     DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
 			     DAT_COMPLETION_FLAGS flags)
 {
-	struct rdat_ep *ep = rdat_get(h, DAT_HANDLE_TYPE_EP);
-	struct rapt_sge sgl[RDAT_MAX_SGE];
-
-	if (!ep)
-		return rdat_bad(DAT_HANDLE_TYPE_EP);
-	if (rdat_sgl(n, iov, sgl))
-		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-	return rdat_status(rapt_ep_post_recv(ep->o.h, sgl, (unsigned int)n,
-					     cookie.as_64));
+	return rdat_post(h, RDAT_RECV, n, iov, NULL, cookie.as_64, flags);
 }
 
 DAT_RETURN rdat_ep_post_rdma_read(DAT_EP_HANDLE h, DAT_COUNT n,
@@ -466,19 +478,7 @@ DAT_RETURN rdat_ep_post_rdma_read(DAT_EP_HANDLE h, DAT_COUNT n,
 				  const DAT_RMR_TRIPLET *rt,
 				  DAT_COMPLETION_FLAGS flags)
 {
-	struct rdat_ep *ep = rdat_get(h, DAT_HANDLE_TYPE_EP);
-	struct rapt_sge sgl[RDAT_MAX_SGE];
-
-	if (!ep)
-		return rdat_bad(DAT_HANDLE_TYPE_EP);
-	if (rdat_sgl(n, iov, sgl))
-		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-	if (!rt)
-		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
-	return rdat_status(rapt_ep_post_read(ep->o.h, sgl, (unsigned int)n,
-					     cookie.as_64, rt->virtual_address,
-					     rt->rmr_context,
-					     rdat_post_flags(flags)));
+	return rdat_post(h, RDAT_READ, n, iov, rt, cookie.as_64, flags);
 }
 
 DAT_RETURN rdat_ep_post_rdma_write(DAT_EP_HANDLE h, DAT_COUNT n,
@@ -486,20 +486,7 @@ DAT_RETURN rdat_ep_post_rdma_write(DAT_EP_HANDLE h, DAT_COUNT n,
 				   const DAT_RMR_TRIPLET *rt,
 				   DAT_COMPLETION_FLAGS flags)
 {
-	struct rdat_ep *ep = rdat_get(h, DAT_HANDLE_TYPE_EP);
-	struct rapt_sge sgl[RDAT_MAX_SGE];
-
-	if (!ep)
-		return rdat_bad(DAT_HANDLE_TYPE_EP);
-	if (rdat_sgl(n, iov, sgl))
-		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-	if (!rt)
-		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
-	return rdat_status(rapt_ep_post_write(ep->o.h, sgl, (unsigned int)n,
-					      cookie.as_64,
-					      rt->virtual_address,
-					      rt->rmr_context,
-					      rdat_post_flags(flags)));
+	return rdat_post(h, RDAT_WRITE, n, iov, rt, cookie.as_64, flags);
 }
 
 /* ------------------------------------------------------------------ */
@@ -530,13 +517,9 @@ DAT_RETURN rdat_srq_create(DAT_IA_HANDLE iah, DAT_PZ_HANDLE pzh,
 	rc = rapt_srq_create(pz->o.h, &ra, &h);
 	if (rc)
 		return rdat_status(rc);
-	srq = rdat_obj_new(sizeof(*srq), DAT_HANDLE_TYPE_SRQ, ia, ia->o.prov);
-	if (!srq) {
-		rapt_srq_free(h);
-		return RDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
-				DAT_RESOURCE_MEMORY);
-	}
-	rdat_obj_bind(&srq->o, h);
+	srq = rdat_wrap(ia, sizeof(*srq), DAT_HANDLE_TYPE_SRQ, h);
+	if (!srq)
+		return RDAT_NOMEM;
 	srq->pz = pz;
 	srq->attr = *attr;
 	*out = srq;
@@ -545,16 +528,7 @@ DAT_RETURN rdat_srq_create(DAT_IA_HANDLE iah, DAT_PZ_HANDLE pzh,
 
 DAT_RETURN rdat_srq_free(DAT_SRQ_HANDLE h)
 {
-	struct rdat_srq *srq = rdat_get(h, DAT_HANDLE_TYPE_SRQ);
-	int rc;
-
-	if (!srq)
-		return rdat_bad(DAT_HANDLE_TYPE_SRQ);
-	rc = rapt_srq_free(srq->o.h);
-	if (rc)
-		return rdat_status(rc);
-	rdat_obj_del(&srq->o);
-	return DAT_SUCCESS;
+	return rdat_free(h, DAT_HANDLE_TYPE_SRQ);
 }
 
 DAT_RETURN rdat_srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n,

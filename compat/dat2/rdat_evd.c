@@ -62,14 +62,11 @@ struct rdat_evd *rdat_evd_make(struct rdat_ia *ia, DAT_COUNT qlen,
 		*ret = rdat_status(rc);
 		return NULL;
 	}
-	evd = rdat_obj_new(sizeof(*evd), DAT_HANDLE_TYPE_EVD, ia, ia->o.prov);
+	evd = rdat_wrap(ia, sizeof(*evd), DAT_HANDLE_TYPE_EVD, h);
 	if (!evd) {
-		rapt_evd_free(h);
-		*ret = RDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
-				DAT_RESOURCE_MEMORY);
+		*ret = RDAT_NOMEM;
 		return NULL;
 	}
-	rdat_obj_bind(&evd->o, h);
 	evd->flags = flags;
 	evd->qlen = qlen;
 	evd->enabled = 1;
@@ -455,15 +452,10 @@ DAT_RETURN rdat_evd_post_se(DAT_EVD_HANDLE h, const DAT_EVENT *event)
 DAT_RETURN rdat_evd_free(DAT_EVD_HANDLE h)
 {
 	struct rdat_evd *evd = rdat_get(h, DAT_HANDLE_TYPE_EVD);
-	int rc;
+	struct rdat_ia *ia = evd ? evd->o.ia : NULL;
+	DAT_RETURN ret = rdat_free(h, DAT_HANDLE_TYPE_EVD);
 
-	if (!evd)
-		return rdat_bad(DAT_HANDLE_TYPE_EVD);
-	rc = rapt_evd_free(evd->o.h);
-	if (rc)
-		return rdat_status(rc);
-	if (evd->o.ia->async_evd == evd)
-		evd->o.ia->async_evd = NULL;
-	rdat_obj_del(&evd->o);
-	return DAT_SUCCESS;
+	if (ret == DAT_SUCCESS && ia->async_evd == evd)
+		ia->async_evd = NULL;
+	return ret;
 }

@@ -23,13 +23,9 @@ DAT_RETURN rdat_pz_create(DAT_IA_HANDLE iah, DAT_PZ_HANDLE *out)
 	rc = rapt_pz_create(ia->o.h, &h);
 	if (rc)
 		return rdat_status(rc);
-	pz = rdat_obj_new(sizeof(*pz), DAT_HANDLE_TYPE_PZ, ia, ia->o.prov);
-	if (!pz) {
-		rapt_pz_free(h);
-		return RDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
-				DAT_RESOURCE_MEMORY);
-	}
-	rdat_obj_bind(&pz->o, h);
+	pz = rdat_wrap(ia, sizeof(*pz), DAT_HANDLE_TYPE_PZ, h);
+	if (!pz)
+		return RDAT_NOMEM;
 	*out = pz;
 	return DAT_SUCCESS;
 }
@@ -49,16 +45,7 @@ DAT_RETURN rdat_pz_query(DAT_PZ_HANDLE h, DAT_PZ_PARAM_MASK mask,
 
 DAT_RETURN rdat_pz_free(DAT_PZ_HANDLE h)
 {
-	struct rdat_pz *pz = rdat_get(h, DAT_HANDLE_TYPE_PZ);
-	int rc;
-
-	if (!pz)
-		return rdat_bad(DAT_HANDLE_TYPE_PZ);
-	rc = rapt_pz_free(pz->o.h);
-	if (rc)
-		return rdat_status(rc);
-	rdat_obj_del(&pz->o);
-	return DAT_SUCCESS;
+	return rdat_free(h, DAT_HANDLE_TYPE_PZ);
 }
 
 static unsigned int rdat_access(DAT_MEM_PRIV_FLAGS priv)
@@ -132,13 +119,9 @@ DAT_RETURN rdat_lmr_create(DAT_IA_HANDLE iah, DAT_MEM_TYPE type,
 			     &info);
 	if (rc)
 		return rdat_status(rc);
-	lmr = rdat_obj_new(sizeof(*lmr), DAT_HANDLE_TYPE_LMR, ia, ia->o.prov);
-	if (!lmr) {
-		rapt_lmr_free(h);
-		return RDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
-				DAT_RESOURCE_MEMORY);
-	}
-	rdat_obj_bind(&lmr->o, h);
+	lmr = rdat_wrap(ia, sizeof(*lmr), DAT_HANDLE_TYPE_LMR, h);
+	if (!lmr)
+		return RDAT_NOMEM;
 	lmr->param.ia_handle = ia;
 	lmr->param.mem_type = type;
 	lmr->param.region_desc.for_va = va;
@@ -177,16 +160,7 @@ DAT_RETURN rdat_lmr_query(DAT_LMR_HANDLE h, DAT_LMR_PARAM_MASK mask,
 
 DAT_RETURN rdat_lmr_free(DAT_LMR_HANDLE h)
 {
-	struct rdat_lmr *lmr = rdat_get(h, DAT_HANDLE_TYPE_LMR);
-	int rc;
-
-	if (!lmr)
-		return rdat_bad(DAT_HANDLE_TYPE_LMR);
-	rc = rapt_lmr_free(lmr->o.h);
-	if (rc)
-		return rdat_status(rc);
-	rdat_obj_del(&lmr->o);
-	return DAT_SUCCESS;
+	return rdat_free(h, DAT_HANDLE_TYPE_LMR);
 }
 
 /*

@@ -58,6 +58,75 @@ void rdat_obj_bind(struct rdat_obj *o, void *rapt_handle)
 	rapt_context_set(rapt_handle, o);
 }
 
+/* Free a rapt object by the type of the DAT handle that wraps it. */
+static int rdat_rapt_free(DAT_HANDLE_TYPE type, void *h)
+{
+	switch (type) {
+	case DAT_HANDLE_TYPE_PZ:
+		return rapt_pz_free(h);
+	case DAT_HANDLE_TYPE_LMR:
+		return rapt_lmr_free(h);
+	case DAT_HANDLE_TYPE_EVD:
+		return rapt_evd_free(h);
+	case DAT_HANDLE_TYPE_EP:
+		return rapt_ep_free(h);
+	case DAT_HANDLE_TYPE_SRQ:
+		return rapt_srq_free(h);
+	case DAT_HANDLE_TYPE_PSP:
+		return rapt_psp_free(h);
+	case DAT_HANDLE_TYPE_RSP:
+		return rapt_rsp_free(h);
+	case DAT_HANDLE_TYPE_IA:
+		return rapt_ia_close(h);
+	default:	/* a CR is freed by its accept or reject */
+		return 0;
+	}
+}
+
+/**
+ * rdat_wrap - the DAT handle of a rapt object just created
+ * @ia: its IA
+ * @size: size of the DAT object (its struct rdat_obj first)
+ * @type: DAT handle type
+ * @rapt_handle: the rapt object; freed again if no wrapper can be made
+ *
+ * Return: the object, or NULL (out of memory: return RDAT_NOMEM).
+ */
+void *rdat_wrap(struct rdat_ia *ia, size_t size, DAT_HANDLE_TYPE type,
+		void *rapt_handle)
+{
+	struct rdat_obj *o = rdat_obj_new(size, type, ia, ia->o.prov);
+
+	if (!o) {
+		rdat_rapt_free(type, rapt_handle);
+		return NULL;
+	}
+	rdat_obj_bind(o, rapt_handle);
+	return o;
+}
+
+/**
+ * rdat_free - free the rapt object behind a DAT handle, then the handle
+ * @h: the handle
+ * @type: the type the call needs
+ *
+ * Return: DAT_SUCCESS, DAT_INVALID_HANDLE, or the rapt failure's code
+ * (the handle then stays).
+ */
+DAT_RETURN rdat_free(DAT_HANDLE h, DAT_HANDLE_TYPE type)
+{
+	struct rdat_obj *o = rdat_get(h, type);
+	int rc;
+
+	if (!o)
+		return rdat_bad(type);
+	rc = rdat_rapt_free(type, o->h);
+	if (rc)
+		return rdat_status(rc);
+	rdat_obj_del(o);
+	return DAT_SUCCESS;
+}
+
 /* Take the handle out of the table and free the wrapper. */
 void rdat_obj_del(struct rdat_obj *o)
 {

@@ -151,8 +151,7 @@ DAT_RETURN rdat_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 	ia = rdat_obj_new(sizeof(*ia), DAT_HANDLE_TYPE_IA, NULL, &e->prov);
 	if (!ia) {
 		rapt_ia_close(h);
-		return RDAT_ERR(DAT_INSUFFICIENT_RESOURCES,
-				DAT_RESOURCE_MEMORY);
+		return RDAT_NOMEM;
 	}
 	rdat_obj_bind(&ia->o, h);
 	snprintf(ia->rapt_name, sizeof(ia->rapt_name), "%s", e->rapt_name);
@@ -313,33 +312,22 @@ static const DAT_HANDLE_TYPE rdat_close_order[] = {
 
 static void rdat_free_one(struct rdat_obj *o)
 {
+	if (o->type == RDAT_TYPE_MARK) {	/* nothing behind it */
+		rdat_obj_del(o);
+		return;
+	}
 	switch (o->type) {
 	case DAT_HANDLE_TYPE_CR:
 		rdat_cr_reject(o, 0, NULL);
 		break;
-	case DAT_HANDLE_TYPE_RSP:
-		rdat_rsp_free(o);
-		break;
 	case DAT_HANDLE_TYPE_EP:
 		rdat_ep_free(o);
-		break;
-	case DAT_HANDLE_TYPE_PSP:
-		rdat_psp_free(o);
-		break;
-	case DAT_HANDLE_TYPE_SRQ:
-		rdat_srq_free(o);
-		break;
-	case DAT_HANDLE_TYPE_LMR:
-		rdat_lmr_free(o);
-		break;
-	case DAT_HANDLE_TYPE_PZ:
-		rdat_pz_free(o);
 		break;
 	case DAT_HANDLE_TYPE_EVD:
 		rdat_evd_free(o);
 		break;
-	default:	/* RDAT_TYPE_MARK: nothing behind it */
-		rdat_obj_del(o);
+	default:
+		rdat_free(o, o->type);
 		break;
 	}
 }

@@ -48,6 +48,20 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
+# A sanitizer build's library needs its runtimes loaded first in the DAT
+# programs, which are built without them.  Leaks are checked: the
+# programs' and libdat2's own are suppressed by name.
+san=$(ldd "$lib" | awk '/lib(a|ub|t)san/ { printf "%s%s", s, $3; s = ":" }')
+if [ -n "$san" ]; then
+	printf 'leak:libdat2.so\nleak:dtest\nleak:dapltest\n' > "$work/lsan.supp"
+	LD_PRELOAD=$san
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+	LSAN_OPTIONS=suppressions=$work/lsan.supp:print_suppressions=0
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+	export LD_PRELOAD ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
+	echo "sanitizer runtimes preloaded: $san"
+fi
+
 RAPT_PROVIDER=tcp
 DAT_OVERRIDE=$work/dat.conf
 export RAPT_PROVIDER DAT_OVERRIDE
@@ -114,7 +128,7 @@ stop_server() {	# wait up to 10 s for the server to finish, then stop it
 	spid=
 }
 
-bad_words='Error|ERR:|FAIL|Segmentation|Aborted|dumped'
+bad_words='Error|ERR:|FAIL|Segmentation|Aborted|dumped|Sanitizer|runtime error'
 
 # --- dtest: send/recv, RDMA write and read, ping-pong -------------------
 # dtest's server sends its address to the client over a socket and only
@@ -276,7 +290,7 @@ for t in ia pz cno evd ep rsp psp lmr rpost size_lmr; do
 	elif [ $t = cno ] && echo "$sect" | grep -q unimplemented; then
 		row "-T L limit_$t" "NOT SUPPORTED" \
 			"DAT_NOT_IMPLEMENTED: no CNO in rapt"
-	elif echo "$sect" | grep -Eiq 'fail|error'; then
+	elif echo "$sect" | grep -Eiq 'fail|error|sanitizer'; then
 		row "-T L limit_$t" FAIL "$(echo "$sect" |
 			grep -Ei 'fail|error' | head -1)"
 	else
@@ -284,6 +298,8 @@ for t in ia pz cno evd ep rsp psp lmr rpost size_lmr; do
 			grep -Eo '(created|opened|posted)[^)]*' | tail -1)"
 	fi
 done
+grep -aq 'Sanitizer' "$work/l.log" &&
+	row "-T L (sanitizers)" FAIL "$(grep -a -m1 'Sanitizer' "$work/l.log")"
 # -w > 1: dapltest shares one connect EVD between the EPs of several IAs.
 row "-T L -w 8 (8 IAs)" "NOT SUPPORTED" \
 	"DAT_INVALID_PARAMETER: one EVD serves EPs of other IAs; rapt objects belong to one IA"
@@ -316,6 +332,9 @@ fft() {		# fft FEATURE CASES...
 			"$work/f.log" | head -1)
 		if [ $rc -gt 128 ] || [ $rc -eq 124 ]; then
 			row "$name" FAIL "exit $rc"
+		elif grep -Eaq 'Sanitizer|runtime error' "$work/f.log"; then
+			row "$name" FAIL "$(grep -Ea -m1 'Sanitizer|runtime error' \
+				"$work/f.log")"
 		elif grep -aq 'Result: UNSUPP' "$work/f.log"; then
 			row "$name" "NOT SUPPORTED" "$(fft_reason $f:$c)"
 		elif grep -aq 'Result: PASS' "$work/f.log" && [ -n "$code" ]; then
