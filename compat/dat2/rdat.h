@@ -136,6 +136,7 @@ void *rdat_from_rapt(void *rapt_handle);
 size_t rdat_ia_children(struct rdat_ia *ia, struct rdat_obj **out,
 			size_t max);
 DAT_RETURN rdat_status(int rc);
+uint16_t rdat_port(const struct sockaddr_storage *ss);
 DAT_RETURN rdat_bad(DAT_HANDLE_TYPE type);
 
 /* Per-object files: the calls the provider table names. */

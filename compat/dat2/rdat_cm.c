@@ -86,7 +86,7 @@ DAT_RETURN rdat_cr_query(DAT_CR_HANDLE h, DAT_CR_PARAM_MASK mask,
 	if (!p)
 		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	p->remote_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&cr->remote_addr;
-	p->remote_port_qual = cr->qual;
+	p->remote_port_qual = rdat_port(&cr->remote_addr);
 	p->private_data_size = cr->pdata_len;
 	p->private_data = cr->pdata_len ? cr->pdata : NULL;
 	p->local_ep_handle = cr->rsp_ep;
@@ -117,7 +117,7 @@ DAT_RETURN rdat_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE eph, DAT_COUNT len,
 	if (len < 0 || (len && !pdata))
 		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
 	ep->remote_addr = cr->remote_addr;
-	ep->remote_qual = cr->qual;
+	ep->remote_qual = rdat_port(&cr->remote_addr);
 	return rdat_cr_done(cr, rapt_cr_accept(cr->o.h, ep->o.h, pdata,
 					       (size_t)len));
 }

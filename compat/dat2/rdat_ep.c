@@ -170,15 +170,6 @@ DAT_RETURN rdat_ep_create_with_srq(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz,
 	return rdat_ep_make(ia, pz, recv, req, conn, srq, attr, out);
 }
 
-static uint16_t rdat_port(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET)
-		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
-	if (ss->ss_family == AF_INET6)
-		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
-	return 0;
-}
-
 DAT_RETURN rdat_ep_query(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask,
 			 DAT_EP_PARAM *p)
 {

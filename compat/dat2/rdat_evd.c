@@ -243,7 +243,9 @@ static int rdat_ev_cr(struct rdat_evd *evd, const struct rapt_event_cr *c,
 		x->sp_handle.psp_handle = sp;
 	x->local_ia_address_ptr =
 		(DAT_IA_ADDRESS_PTR)&evd->o.ia->attr.local_addr;
-	x->conn_qual = c->service_id;
+	/* The qual the consumer listens on (rdat_qual() may fold it). */
+	x->conn_qual = c->rsp ? ((struct rdat_rsp *)sp)->qual :
+		((struct rdat_psp *)sp)->qual;
 	x->cr_handle = cr;
 	x->truncate_flag = DAT_FALSE;
 	return 0;

@@ -5,6 +5,8 @@
  * memory (libdat2 itself only checks for NULL), and the mapping of rapt's
  * status codes onto DAT's.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,6 +225,16 @@ DAT_RETURN rdat_bad(DAT_HANDLE_TYPE type)
 	if ((unsigned int)type >= sizeof(sub) / sizeof(sub[0]))
 		return RDAT_ERR(DAT_INVALID_HANDLE, 0);
 	return RDAT_ERR(DAT_INVALID_HANDLE, sub[type]);
+}
+
+/* The port of an IP address (a DAT port qual), 0 for other families. */
+uint16_t rdat_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return 0;
 }
 
 /*

@@ -9,6 +9,7 @@
  * "rapt" opens the best IA rapt finds (docs/dat-compat.md).
  */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +60,7 @@ RDAT_EXPORT void dat_provider_fini(const DAT_PROVIDER_INFO *info);
 void dat_provider_init(const DAT_PROVIDER_INFO *info, const char *ia_params)
 {
 	struct rdat_entry *e = calloc(1, sizeof(*e));
+	DAT_RETURN ret;
 
 	if (!e)
 		return;
@@ -67,7 +69,11 @@ void dat_provider_init(const DAT_PROVIDER_INFO *info, const char *ia_params)
 	e->prov.device_name = e->info.ia_name;
 	e->prov.extension = e;
 	rdat_rapt_name(e, ia_params);
-	if (dat_registry_add_provider(&e->prov, &e->info) != DAT_SUCCESS) {
+	ret = dat_registry_add_provider(&e->prov, &e->info);
+	if (ret != DAT_SUCCESS) {
+		/* libdat2 will only say DAT_PROVIDER_NOT_FOUND: say why. */
+		fprintf(stderr, "rapt-dat2: libdat2 refused IA %s: 0x%x\n",
+			e->info.ia_name, (unsigned int)ret);
 		free(e);
 		return;
 	}
