@@ -155,6 +155,24 @@ bad() { scan "$bad_words|$san_words" "$@"; }	# any sign of failure
 san() { scan "$san_words" "$@"; }	# sanitizers' only (dapltest -T F
 					# and -T L print "Error" as they pass)
 
+# --- the DAT calls the programs below leave out (dat2_api_test.c) -------
+api=compat/dat2/tests/dat2_api_test
+if [ -x "$api" ]; then
+	timeout 60 $pre "$api" > "$work/api.log" 2>&1
+	rc=$?
+	while read -r res name; do
+		case $res in
+		PASS:) row "API: $name" PASS ;;
+		FAIL:) row "API: $name" FAIL ;;
+		esac
+	done < "$work/api.log"
+	why=
+	if [ $rc -ne 0 ] || why=$(san "$work/api.log"); then
+		row "API: dat2_api_test" FAIL "exit $rc${why:+, $why}"
+		cat "$work/api.log"
+	fi
+fi
+
 # --- dtest: send/recv, RDMA write and read, ping-pong -------------------
 # dtest's server sends its address to the client over a socket and only
 # then creates its PSP: a quick client can connect first and be refused
