@@ -95,6 +95,9 @@ struct rdat_ep {
 	struct rdat_evd *connect_evd;
 	struct rdat_srq *srq;
 	DAT_EP_ATTR attr;
+	int tentative;	/* made for a CR by a DAT_PSP_PROVIDER_FLAG PSP,
+			 * not yet accepted: o.h is NULL until
+			 * dat_ep_modify() gives it a PZ and EVDs */
 	DAT_CONN_QUAL remote_qual;
 	struct sockaddr_storage local_addr;
 	struct sockaddr_storage remote_addr;
@@ -116,7 +119,7 @@ struct rdat_rsp {
 
 struct rdat_cr {
 	struct rdat_obj o;
-	struct rdat_ep *rsp_ep;
+	struct rdat_ep *ep;	/* the RSP's, or the one made for it */
 	DAT_CONN_QUAL qual;
 	struct sockaddr_storage remote_addr;
 	DAT_COUNT pdata_len;
@@ -205,6 +208,7 @@ DAT_RETURN rdat_ep_get_status(DAT_EP_HANDLE, DAT_EP_STATE *, DAT_BOOLEAN *,
 DAT_RETURN rdat_ep_free(DAT_EP_HANDLE);
 DAT_RETURN rdat_ep_reset(DAT_EP_HANDLE);
 DAT_EP_STATE rdat_ep_state(uint32_t rapt_state);
+struct rdat_ep *rdat_ep_tentative(struct rdat_ia *ia);
 
 DAT_RETURN rdat_srq_create(DAT_IA_HANDLE, DAT_PZ_HANDLE, DAT_SRQ_ATTR *,
 			   DAT_SRQ_HANDLE *);

@@ -71,7 +71,12 @@ struct rdat_cr *rdat_cr_wrap(struct rdat_ia *ia, struct rapt_cr *h)
 	if (info.rsp) {
 		struct rdat_rsp *rsp = rdat_from_rapt(info.rsp);
 
-		cr->rsp_ep = rsp ? rsp->ep : NULL;
+		cr->ep = rsp ? rsp->ep : NULL;
+	} else {
+		struct rdat_psp *psp = rdat_from_rapt(info.psp);
+
+		if (psp && psp->flags == DAT_PSP_PROVIDER_FLAG)
+			cr->ep = rdat_ep_tentative(ia);
 	}
 	return cr;
 }
@@ -89,7 +94,7 @@ DAT_RETURN rdat_cr_query(DAT_CR_HANDLE h, DAT_CR_PARAM_MASK mask,
 	p->remote_port_qual = rdat_port(&cr->remote_addr);
 	p->private_data_size = cr->pdata_len;
 	p->private_data = cr->pdata_len ? cr->pdata : NULL;
-	p->local_ep_handle = cr->rsp_ep;
+	p->local_ep_handle = cr->ep;
 	return DAT_SUCCESS;
 }
 
@@ -106,32 +111,46 @@ DAT_RETURN rdat_cr_accept(DAT_CR_HANDLE h, DAT_EP_HANDLE eph, DAT_COUNT len,
 {
 	struct rdat_cr *cr = rdat_get(h, DAT_HANDLE_TYPE_CR);
 	struct rdat_ep *ep;
+	int rc;
 
 	if (!cr)
 		return rdat_bad(DAT_HANDLE_TYPE_CR);
-	if (!eph && cr->rsp_ep)
-		eph = cr->rsp_ep;
+	if (!eph)
+		eph = cr->ep;
 	ep = rdat_get(eph, DAT_HANDLE_TYPE_EP);
-	if (!ep)		/* no provider-created EPs */
+	if (!ep)
 		return rdat_bad(DAT_HANDLE_TYPE_EP);
+	if (!ep->o.h)		/* tentative, not given a PZ and EVDs yet */
+		return RDAT_ERR(DAT_INVALID_STATE,
+				DAT_INVALID_STATE_EP_NOTREADY);
 	if (len < 0 || (len && !pdata))
 		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
-	ep->remote_addr = cr->remote_addr;
-	ep->remote_qual = rdat_port(&cr->remote_addr);
-	return rdat_cr_done(cr, rapt_cr_accept(cr->o.h, ep->o.h, pdata,
-					       (size_t)len));
+	rc = rapt_cr_accept(cr->o.h, ep->o.h, pdata, (size_t)len);
+	if (!rc) {
+		ep->remote_addr = cr->remote_addr;
+		ep->remote_qual = rdat_port(&cr->remote_addr);
+		ep->tentative = 0;
+	}
+	return rdat_cr_done(cr, rc);
 }
 
 DAT_RETURN rdat_cr_reject(DAT_CR_HANDLE h, DAT_COUNT len,
 			  const DAT_PVOID pdata)
 {
 	struct rdat_cr *cr = rdat_get(h, DAT_HANDLE_TYPE_CR);
+	struct rdat_ep *ep;
+	int rc;
 
 	if (!cr)
 		return rdat_bad(DAT_HANDLE_TYPE_CR);
 	if (len < 0 || (len && !pdata))
 		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG2);
-	return rdat_cr_done(cr, rapt_cr_reject(cr->o.h, pdata, (size_t)len));
+	ep = rdat_get(cr->ep, DAT_HANDLE_TYPE_EP);
+	rc = rapt_cr_reject(cr->o.h, pdata, (size_t)len);
+	/* The EP the provider made for it goes with it. */
+	if ((!rc || rc == RAPT_ENOTCONN) && ep && ep->tentative)
+		rdat_ep_free(ep);
+	return rdat_cr_done(cr, rc);
 }
 
 static DAT_RETURN rdat_psp_make(DAT_IA_HANDLE iah, uint64_t qual,
@@ -151,9 +170,7 @@ static DAT_RETURN rdat_psp_make(DAT_IA_HANDLE iah, uint64_t qual,
 		return RDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CR);
 	if (!out)
 		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG5);
-	if (flags == DAT_PSP_PROVIDER_FLAG)	/* ep_creator is NEVER */
-		return RDAT_NOMODEL;
-	if (flags != DAT_PSP_CONSUMER_FLAG)
+	if (flags != DAT_PSP_CONSUMER_FLAG && flags != DAT_PSP_PROVIDER_FLAG)
 		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG4);
 	rc = rapt_psp_create(ia->o.h, qual == RAPT_SERVICE_ID_ANY ? qual :
 			     rdat_qual(ia, qual), evd->o.h, NULL, &h);

@@ -91,65 +91,153 @@ static int rdat_opt_evd(DAT_EVD_HANDLE h, struct rdat_evd **out)
 	return h && !*out ? -1 : 0;
 }
 
+/* The objects an EP is made of, from the consumer's handles. */
+struct rdat_ep_parts {
+	struct rdat_pz *pz;
+	struct rdat_evd *recv, *req, *conn;
+	struct rdat_srq *srq;
+};
+
+static DAT_RETURN rdat_ep_parts(DAT_PZ_HANDLE pzh, DAT_EVD_HANDLE rh,
+				DAT_EVD_HANDLE qh, DAT_EVD_HANDLE ch,
+				DAT_SRQ_HANDLE srqh, struct rdat_ep_parts *p)
+{
+	if (!pzh)	/* rapt has no EP without a PZ (UNCONFIGURED states) */
+		return RDAT_NOMODEL;
+	p->pz = rdat_get(pzh, DAT_HANDLE_TYPE_PZ);
+	if (!p->pz)
+		return rdat_bad(DAT_HANDLE_TYPE_PZ);
+	if (rdat_opt_evd(rh, &p->recv))
+		return RDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_RECV);
+	if (rdat_opt_evd(qh, &p->req))
+		return RDAT_ERR(DAT_INVALID_HANDLE,
+				DAT_INVALID_HANDLE_EVD_REQUEST);
+	if (rdat_opt_evd(ch, &p->conn) || !p->conn)
+		return RDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CONN);
+	p->srq = srqh ? rdat_get(srqh, DAT_HANDLE_TYPE_SRQ) : NULL;
+	if (srqh && !p->srq)
+		return rdat_bad(DAT_HANDLE_TYPE_SRQ);
+	return DAT_SUCCESS;
+}
+
+/* Create the rapt EP behind @ep, a new DAT EP or a tentative one. */
+static DAT_RETURN rdat_ep_open(struct rdat_ep *ep,
+			       const struct rdat_ep_parts *p,
+			       const DAT_EP_ATTR *attr)
+{
+	void *rh = p->recv ? p->recv->o.h : NULL;
+	void *qh = p->req ? p->req->o.h : NULL;
+	struct rapt_ep_info info;
+	struct rapt_ep_attr ra;
+	struct rapt_ep *h;
+	int rc;
+
+	if (attr && attr->service_type != DAT_SERVICE_TYPE_RC)
+		return RDAT_NOMODEL;
+	rdat_ep_attr_to_rapt(attr, &ra);
+	if (p->srq)
+		rc = rapt_ep_create_with_srq(p->pz->o.h, p->srq->o.h, rh, qh,
+					     p->conn->o.h, &ra, &h);
+	else
+		rc = rapt_ep_create(p->pz->o.h, rh, qh, p->conn->o.h, &ra, &h);
+	if (rc)
+		return rdat_status(rc);
+	rdat_obj_bind(&ep->o, h);
+	ep->pz = p->pz;
+	ep->recv_evd = p->recv;
+	ep->request_evd = p->req;
+	ep->connect_evd = p->conn;
+	ep->srq = p->srq;
+	if (rapt_ep_query(h, &info, sizeof(info)))
+		info.attr = ra;
+	rdat_ep_attr_from_rapt(ep, attr, &info.attr);
+	return DAT_SUCCESS;
+}
+
 static DAT_RETURN rdat_ep_make(DAT_IA_HANDLE iah, DAT_PZ_HANDLE pzh,
 			       DAT_EVD_HANDLE rh, DAT_EVD_HANDLE qh,
 			       DAT_EVD_HANDLE ch, DAT_SRQ_HANDLE srqh,
 			       const DAT_EP_ATTR *attr, DAT_EP_HANDLE *out)
 {
 	struct rdat_ia *ia = rdat_get(iah, DAT_HANDLE_TYPE_IA);
-	struct rdat_evd *recv, *req, *conn;
-	struct rapt_ep_info info;
-	struct rapt_ep_attr ra;
-	struct rdat_srq *srq = NULL;
-	struct rdat_pz *pz;
+	struct rdat_ep_parts parts;
 	struct rdat_ep *ep;
-	struct rapt_ep *h;
-	int rc;
+	DAT_RETURN ret;
 
 	if (!ia)
 		return rdat_bad(DAT_HANDLE_TYPE_IA);
-	if (!pzh)	/* rapt has no EP without a PZ (UNCONFIGURED states) */
-		return RDAT_NOMODEL;
-	pz = rdat_get(pzh, DAT_HANDLE_TYPE_PZ);
-	if (!pz)
-		return rdat_bad(DAT_HANDLE_TYPE_PZ);
-	if (rdat_opt_evd(rh, &recv))
-		return RDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_RECV);
-	if (rdat_opt_evd(qh, &req))
-		return RDAT_ERR(DAT_INVALID_HANDLE,
-				DAT_INVALID_HANDLE_EVD_REQUEST);
-	if (rdat_opt_evd(ch, &conn) || !conn)
-		return RDAT_ERR(DAT_INVALID_HANDLE, DAT_INVALID_HANDLE_EVD_CONN);
-	if (srqh && !(srq = rdat_get(srqh, DAT_HANDLE_TYPE_SRQ)))
-		return rdat_bad(DAT_HANDLE_TYPE_SRQ);
+	ret = rdat_ep_parts(pzh, rh, qh, ch, srqh, &parts);
+	if (ret != DAT_SUCCESS)
+		return ret;
 	if (!out)
 		return RDAT_ERR(DAT_INVALID_PARAMETER, 0);
-	if (attr && attr->service_type != DAT_SERVICE_TYPE_RC)
-		return RDAT_NOMODEL;
-	rdat_ep_attr_to_rapt(attr, &ra);
-	if (srq)
-		rc = rapt_ep_create_with_srq(pz->o.h, srq->o.h,
-					     recv ? recv->o.h : NULL,
-					     req ? req->o.h : NULL, conn->o.h,
-					     &ra, &h);
-	else
-		rc = rapt_ep_create(pz->o.h, recv ? recv->o.h : NULL,
-				    req ? req->o.h : NULL, conn->o.h, &ra, &h);
-	if (rc)
-		return rdat_status(rc);
-	ep = rdat_wrap(ia, sizeof(*ep), DAT_HANDLE_TYPE_EP, h);
+	ep = rdat_obj_new(sizeof(*ep), DAT_HANDLE_TYPE_EP, ia, ia->o.prov);
 	if (!ep)
 		return RDAT_NOMEM;
-	ep->pz = pz;
-	ep->recv_evd = recv;
-	ep->request_evd = req;
-	ep->connect_evd = conn;
-	ep->srq = srq;
-	if (rapt_ep_query(h, &info, sizeof(info)))
-		info.attr = ra;
-	rdat_ep_attr_from_rapt(ep, attr, &info.attr);
+	ret = rdat_ep_open(ep, &parts, attr);
+	if (ret != DAT_SUCCESS) {
+		rdat_obj_del(&ep->o);
+		return ret;
+	}
 	*out = ep;
 	return DAT_SUCCESS;
+}
+
+/**
+ * rdat_ep_tentative - the EP a DAT_PSP_PROVIDER_FLAG PSP makes for a CR
+ * @ia: the IA
+ *
+ * DAT's UNCONFIGURED_TENTATIVE EP: a handle with no rapt EP behind it
+ * until the consumer gives it a PZ and EVDs with dat_ep_modify() (a rapt
+ * EP has both from its creation); then TENTATIVE_CONNECTION_PENDING until
+ * the CR is accepted (with this EP or none) or rejected.
+ *
+ * Return: the EP, or NULL when out of memory.
+ */
+struct rdat_ep *rdat_ep_tentative(struct rdat_ia *ia)
+{
+	struct rdat_ep *ep = rdat_obj_new(sizeof(*ep), DAT_HANDLE_TYPE_EP, ia,
+					  ia->o.prov);
+
+	if (ep)
+		ep->tentative = 1;
+	return ep;
+}
+
+/* dat_ep_modify() of a tentative EP: its PZ and EVDs make it a rapt EP. */
+static DAT_RETURN rdat_ep_configure(struct rdat_ep *ep, DAT_EP_PARAM_MASK m,
+				    const DAT_EP_PARAM *p)
+{
+	struct rdat_ep_parts parts;
+	DAT_RETURN ret;
+
+	if (!(m & DAT_EP_FIELD_PZ_HANDLE) ||
+	    !(m & DAT_EP_FIELD_CONNECT_EVD_HANDLE))
+		return RDAT_ERR(DAT_INVALID_STATE,
+				DAT_INVALID_STATE_EP_UNCONFIGURED);
+	ret = rdat_ep_parts(p->pz_handle,
+			    m & DAT_EP_FIELD_RECV_EVD_HANDLE ?
+			    p->recv_evd_handle : NULL,
+			    m & DAT_EP_FIELD_REQUEST_EVD_HANDLE ?
+			    p->request_evd_handle : NULL,
+			    p->connect_evd_handle,
+			    m & DAT_EP_FIELD_SRQ_HANDLE ? p->srq_handle : NULL,
+			    &parts);
+	if (ret != DAT_SUCCESS)
+		return ret;
+	return rdat_ep_open(ep, &parts, m & DAT_EP_FIELD_EP_ATTR_ALL ?
+			    &p->ep_attr : NULL);
+}
+
+/* A DAT state: a tentative EP's own, else rapt's. */
+static DAT_EP_STATE rdat_ep_dat_state(const struct rdat_ep *ep,
+				      uint32_t rapt_state)
+{
+	if (ep->tentative && !ep->o.h)
+		return DAT_EP_STATE_UNCONFIGURED_TENTATIVE;
+	if (ep->tentative && rapt_state == RAPT_EP_UNCONNECTED)
+		return DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING;
+	return rdat_ep_state(rapt_state);
 }
 
 DAT_RETURN rdat_ep_create(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz,
@@ -181,7 +269,8 @@ DAT_RETURN rdat_ep_query(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask,
 		return rdat_bad(DAT_HANDLE_TYPE_EP);
 	if (!p)
 		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
-	rc = rapt_ep_query(ep->o.h, &info, sizeof(info));
+	memset(&info, 0, sizeof(info));
+	rc = ep->o.h ? rapt_ep_query(ep->o.h, &info, sizeof(info)) : 0;
 	if (rc)
 		return rdat_status(rc);
 	ep->local_addr = info.local_addr;
@@ -189,7 +278,7 @@ DAT_RETURN rdat_ep_query(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask,
 		ep->remote_addr = info.remote_addr;
 	memset(p, 0, sizeof(*p));
 	p->ia_handle = ep->o.ia;
-	p->ep_state = rdat_ep_state(info.state);
+	p->ep_state = rdat_ep_dat_state(ep, info.state);
 	p->local_ia_address_ptr = info.local_addr.ss_family ?
 		(DAT_IA_ADDRESS_PTR)&ep->local_addr :
 		(DAT_IA_ADDRESS_PTR)&ep->o.ia->attr.local_addr;
@@ -223,6 +312,8 @@ DAT_RETURN rdat_ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask,
 		return rdat_bad(DAT_HANDLE_TYPE_EP);
 	if (!p)
 		return RDAT_ERR(DAT_INVALID_PARAMETER, DAT_INVALID_ARG3);
+	if (!ep->o.h)
+		return rdat_ep_configure(ep, mask, p);
 	if (mask & ~RDAT_EP_MODIFIABLE)
 		return RDAT_NOTIMPL;
 	rdat_ep_attr_to_rapt(&p->ep_attr, &ra);
@@ -346,11 +437,13 @@ DAT_RETURN rdat_ep_get_status(DAT_EP_HANDLE h, DAT_EP_STATE *state,
 
 	if (!ep)
 		return rdat_bad(DAT_HANDLE_TYPE_EP);
-	rc = rapt_ep_get_status(ep->o.h, &s, sizeof(s));
+	memset(&s, 0, sizeof(s));
+	s.flags = RAPT_EPS_RECV_IDLE | RAPT_EPS_REQUEST_IDLE;
+	rc = ep->o.h ? rapt_ep_get_status(ep->o.h, &s, sizeof(s)) : 0;
 	if (rc)
 		return rdat_status(rc);
 	if (state)
-		*state = rdat_ep_state(s.state);
+		*state = rdat_ep_dat_state(ep, s.state);
 	if (recv_idle)
 		*recv_idle = (s.flags & RAPT_EPS_RECV_IDLE) ? DAT_TRUE :
 			DAT_FALSE;
@@ -364,6 +457,10 @@ DAT_RETURN rdat_ep_free(DAT_EP_HANDLE h)
 {
 	struct rdat_ep *ep = rdat_get(h, DAT_HANDLE_TYPE_EP);
 
+	if (ep && !ep->o.h) {	/* tentative, never configured */
+		rdat_obj_del(&ep->o);
+		return DAT_SUCCESS;
+	}
 	/* As an abrupt disconnect: let the peer have what we sent. */
 	if (ep && rdat_close_flags(ep, DAT_CLOSE_ABRUPT_FLAG) ==
 	    RAPT_CLOSE_GRACEFUL)

@@ -269,7 +269,7 @@ static void rdat_prov_attr_fill(struct rdat_ia *ia, DAT_PROVIDER_ATTR *p)
 		pd = r->pdata_reject;
 	p->max_private_data_size = (DAT_COUNT)pd;
 	p->supports_multipath = DAT_FALSE;
-	p->ep_creator = DAT_PSP_CREATES_EP_NEVER;
+	p->ep_creator = DAT_PSP_CREATES_EP_IFASKED;
 	p->pz_support = DAT_PZ_UNIQUE;
 	p->optimal_buffer_alignment = 64;
 	for (i = 0; i < 6; i++)
@@ -318,6 +318,9 @@ static const DAT_HANDLE_TYPE rdat_close_order[] = {
 
 static void rdat_free_one(struct rdat_obj *o)
 {
+	/* Gone already: a reject frees the EP a PSP made for its CR. */
+	if (!rdat_get(o, RDAT_ANY))
+		return;
 	if (o->type == RDAT_TYPE_MARK) {	/* nothing behind it */
 		rdat_obj_del(o);
 		return;
