@@ -351,8 +351,6 @@ row "-T L -w 8 (8 IAs)" "NOT SUPPORTED" \
 fft_reason() {
 	case $1 in
 	queryinfo:1|queryinfo:12|queryinfo:13) echo "no CNO in rapt" ;;
-	queryinfo:3|queryinfo:16|queryinfo:17)
-		echo "DAT_PSP_PROVIDER_FLAG: rapt EPs need a PZ at creation" ;;
 	queryinfo:5) echo "dapltest reports the CR query case unsupported" ;;
 	queryinfo:9) echo "no RMR yet (rapt's RMR API is being added)" ;;
 	*) echo "" ;;

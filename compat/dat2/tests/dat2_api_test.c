@@ -238,16 +238,65 @@ static int t_not_implemented(void)
 {
 	DAT_RMR_HANDLE rmr;
 	DAT_CNO_HANDLE cno;
-	DAT_PSP_HANDLE psp;
-	DAT_CONN_QUAL q;
+	DAT_EP_HANDLE ep;
+	DAT_EVD_HANDLE evd;
 
 	CHECK(DAT_GET_TYPE(dat_rmr_create(pz, &rmr)) == DAT_NOT_IMPLEMENTED);
 	CHECK(DAT_GET_TYPE(dat_cno_create(ia, DAT_OS_WAIT_PROXY_AGENT_NULL,
 					  &cno)) == DAT_NOT_IMPLEMENTED);
-	CHECK(DAT_GET_TYPE(dat_psp_create_any(ia, &q, cr_evd,
-					      DAT_PSP_PROVIDER_FLAG, &psp)) ==
+	OK(dat_evd_create(ia, 4, DAT_HANDLE_NULL, DAT_EVD_CONNECTION_FLAG,
+			  &evd));
+	CHECK(DAT_GET_TYPE(dat_ep_create(ia, DAT_HANDLE_NULL, DAT_HANDLE_NULL,
+					 DAT_HANDLE_NULL, evd, NULL, &ep)) ==
 	      DAT_MODEL_NOT_SUPPORTED);
+	OK(dat_evd_free(evd));
 	return 0;
+}
+
+/* DAT_PSP_PROVIDER_FLAG: the CR comes with an EP, which takes a PZ and
+ * EVDs by dat_ep_modify() and is accepted by dat_cr_accept(cr, NULL). */
+static int t_provider_ep(void)
+{
+	struct side a, p;
+	DAT_PSP_HANDLE psp;
+	DAT_CONN_QUAL qual;
+	DAT_CR_HANDLE cr;
+	DAT_CR_PARAM cp;
+	DAT_EP_PARAM param;
+	DAT_EP_STATE st;
+	DAT_EVENT ev;
+
+	if (side_open(&a) || side_open(&p))
+		return -1;
+	OK(dat_ep_free(p.ep));
+	OK(dat_psp_create_any(ia, &qual, cr_evd, DAT_PSP_PROVIDER_FLAG, &psp));
+	if (request(&a, qual, "made for me", &cr))
+		return -1;
+	OK(dat_cr_query(cr, DAT_CR_FIELD_ALL, &cp));
+	CHECK(cp.local_ep_handle != DAT_HANDLE_NULL);
+	p.ep = cp.local_ep_handle;
+	OK(dat_ep_get_status(p.ep, &st, NULL, NULL));
+	CHECK(st == DAT_EP_STATE_UNCONFIGURED_TENTATIVE);
+	CHECK(DAT_GET_TYPE(dat_cr_accept(cr, DAT_HANDLE_NULL, 0, NULL)) ==
+	      DAT_INVALID_STATE);
+	memset(&param, 0, sizeof(param));
+	param.pz_handle = pz;
+	param.recv_evd_handle = p.dto;
+	param.request_evd_handle = p.dto;
+	param.connect_evd_handle = p.conn;
+	OK(dat_ep_modify(p.ep, DAT_EP_FIELD_PZ_HANDLE |
+			 DAT_EP_FIELD_RECV_EVD_HANDLE |
+			 DAT_EP_FIELD_REQUEST_EVD_HANDLE |
+			 DAT_EP_FIELD_CONNECT_EVD_HANDLE, &param));
+	OK(dat_ep_get_status(p.ep, &st, NULL, NULL));
+	CHECK(st == DAT_EP_STATE_TENTATIVE_CONNECTION_PENDING);
+	OK(dat_cr_accept(cr, DAT_HANDLE_NULL, 0, NULL));
+	if (expect(a.conn, DAT_CONNECTION_EVENT_ESTABLISHED, &ev) ||
+	    expect(p.conn, DAT_CONNECTION_EVENT_ESTABLISHED, &ev) ||
+	    disconnect(&a, &p))
+		return -1;
+	OK(dat_psp_free(psp));
+	return side_close(&a) || side_close(&p);
 }
 
 static const struct {
@@ -259,8 +308,8 @@ static const struct {
 	{ "RSP: its CR names its EP, accepted with none", t_rsp },
 	{ "conn qual above 16 bits, EP reset and reuse", t_big_qual_reset },
 	{ "software events, empty dequeue, wait timeout", t_software_event },
-	{ "RMR, CNO, provider-created EPs: not implemented",
-	  t_not_implemented },
+	{ "provider-created EP (DAT_PSP_PROVIDER_FLAG)", t_provider_ep },
+	{ "RMR, CNO, EPs without a PZ: not supported", t_not_implemented },
 };
 
 int main(void)
