@@ -9,7 +9,8 @@
 
 #include "rdat.h"
 
-/* DAT_EVD_*_FLAG to rapt streams.  RMR_BIND carries nothing: no RMRs. */
+/* DAT_EVD_*_FLAG to rapt streams.  RMR_BIND carries nothing: no RMRs
+ * are mapped yet. */
 static unsigned int rdat_streams(struct rdat_ia *ia, DAT_EVD_FLAGS flags)
 {
 	unsigned int s = 0;
@@ -180,6 +181,9 @@ static DAT_DTOS rdat_dto_op(const struct rapt_event_dto *d)
 		return DAT_DTO_RDMA_WRITE;
 	case RAPT_OP_RDMA_READ:
 		return DAT_DTO_RDMA_READ;
+	case RAPT_OP_RMR_BIND:	/* DAT 2.0: binds complete as DTOs */
+	case RAPT_OP_RMR_UNBIND:
+		return DAT_DTO_BIND_MW;
 	default:
 		return (d->flags & RAPT_DTO_INVALIDATED) ?
 			DAT_DTO_RECEIVE_WITH_INVALIDATE : DAT_DTO_RECEIVE;

