@@ -251,8 +251,9 @@ fi
 
 # --- dtestcm: connection setup ----------------------------------------
 # In about one run in six the server, its 1000 connections established
-# and its client done, waits on an EVD for good (a lost event: under
-# investigation, see docs/dat-compat.md).  That hang alone is retried, and
+# and its client done, waits on an EVD for good: rapt's tcp provider
+# leaves a socket whose peer closed in CLOSE-WAIT with no DISCONNECTED
+# (docs/dat-compat.md, "Known issue").  That hang alone is retried, and
 # the row says so; it fails the case only three times running.
 dtestcm_once() {	# 0 passed, 1 failed, 2 the server hung
 	if ! server "$work/s.log" 45248 dtestcm -P $IA -s; then
