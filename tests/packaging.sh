@@ -21,7 +21,7 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 pkgs=(librapt1 librapt-dev rapt-provider-tcp rapt-provider-verbs rapt-utils
-      rapt-libfabric-provider)
+      rapt-libfabric-provider rapt-dat2-provider)
 pass=0 fail=0 skip=0
 
 ok()   { echo "PASS: $*"; pass=$((pass + 1)); }
@@ -176,6 +176,29 @@ if "${installed_env[@]}" RAPT_PROVIDER=tcp fi_info -p rapt \
 else
 	bad "fi_info -p rapt does not find the installed libfabric provider"
 	show "$work/fi_info.log"
+fi
+
+echo "=== the DAT provider"
+# rapt-dat2-conf names the installed library; libdat2 loads it from that
+# dat.conf line (dapltest's limit test needs no server).
+if "${installed_env[@]}" rapt-dat2-conf >"$work/dat.conf" 2>/dev/null &&
+   grep -q '^rapt-tcp:lo .* /usr/lib/.*/rapt-dat2/librapt-dat2.so ' \
+	"$work/dat.conf"; then
+	ok "rapt-dat2-conf writes the dat.conf line of the installed library"
+else
+	bad "rapt-dat2-conf: no rapt-tcp:lo line naming the installed library"
+	show "$work/dat.conf"
+fi
+if ! command -v dapltest >/dev/null; then
+	skp "dapltest through the installed DAT provider: no dapl2-utils"
+elif "${installed_env[@]}" DAT_OVERRIDE="$work/dat.conf" RAPT_PROVIDER=tcp \
+	timeout 60 dapltest -T L -D rapt-tcp:lo -w 1 -m 10 limit_ep \
+	>"$work/dapltest.log" 2>&1 &&
+   grep -q 'EPs created: 10' "$work/dapltest.log"; then
+	ok "dapltest -T L runs on rapt through the installed DAT provider"
+else
+	bad "dapltest -T L through the installed DAT provider"
+	show "$work/dapltest.log"
 fi
 
 echo "=== the demo (demo.sh --installed)"

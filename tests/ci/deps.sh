@@ -6,6 +6,7 @@ set -euo pipefail
 pkgs=(build-essential autoconf automake libtool pkg-config
       libcunit1-dev uuid-dev libibverbs-dev librdmacm-dev
       tshark libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev hpcc valgrind iproute2 nftables util-linux python3
+      libdapl-dev dapl2-utils
       pandoc debhelper lintian man-db clang)
 
 missing=()
