@@ -258,10 +258,11 @@ fi
 
 # --- dtestcm: connection setup ----------------------------------------
 # In about one run in six the server, its 1000 connections established
-# and its client done, waits on an EVD for good: rapt's tcp provider
-# leaves a socket whose peer closed in CLOSE-WAIT with no DISCONNECTED
-# (docs/dat-compat.md, "Known issue").  That hang alone is retried, and
-# the row says so; it fails the case only three times running.
+# and its client done, waits on an EVD for good: it frees one EP while
+# its disconnect is pending, and this library drops the DISCONNECTED of
+# a freed EP, which uDAPL delivers (docs/dat-compat.md, "Known issue").
+# That hang alone is retried, and the row says so; it fails the case
+# only three times running.
 dtestcm_once() {	# 0 passed, 1 failed, 2 the server hung
 	if ! server "$work/s.log" 45248 dtestcm -P $IA -s; then
 		stop_server
