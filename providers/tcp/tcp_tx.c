@@ -15,6 +15,13 @@
  * EAGAIN the batch stays as it is (iovecs advanced), EPOLLOUT is armed,
  * and nothing new is built until it is gone.
  *
+ * A Read Response's payload iovecs point into registered memory that the
+ * kernel reads only in sendmsg(), so the batch holds the LMRs they name
+ * (tcp_mem_hold(), at most TX_HOLDS) until it is all in the socket or the
+ * connection is flushed: rapt_lmr_free() waits for that, and never lets
+ * the peer read memory the consumer has freed.  A send or write needs no
+ * hold: its buffer is the consumer's until the WR completes.
+ *
  * Messages never interleave on the wire: one is finished before the next
  * starts.  Priority at message boundaries: the RTR, Read Responses (in
  * Read Request order), then the send queue in post order.  A read or a
@@ -52,6 +59,7 @@
 				 * connection costs 4 slots, a busy one
 				 * grows its ring once */
 #define TX_TERM_WAIT_MS	100	/* how long a Terminate may wait to go out */
+#define TX_HOLDS	4	/* LMRs a batch's Read Responses may hold */
 
 #ifdef RAPT_DEBUG
 #define TX_DEBUG 1		/* check every SGE at post time */
@@ -83,6 +91,9 @@ struct tcp_tx {
 	bool more;			/* MSG_MORE: another batch follows */
 	uint32_t batch_sq;		/* sq seq: WRs before it end here */
 	uint32_t batch_irq;		/* IRQ entries that end here */
+	/* LMRs the batch's Read Response payloads point into. */
+	struct tcp_stag_slot *hold[TX_HOLDS];
+	uint32_t nhold;
 
 	uint8_t cur;			/* enum tx_cur */
 	uint32_t sq_next;		/* next WR to transmit (or current) */
@@ -218,6 +229,13 @@ struct tcp_wr *tcp_wrq_reserve(struct tcp_wrq *q, int *err)
 /* Set-up and tear-down                                                */
 /* ------------------------------------------------------------------ */
 
+/* The batch's bytes are all in the socket, or will never be sent. */
+static void tx_unhold(struct tcp_tx *tx)
+{
+	while (tx->nhold)
+		tcp_mem_put(tx->hold[--tx->nhold]);
+}
+
 /* Unpredictable enough for a sink STag base: xorshift32, seeded once per
  * thread from getrandom() (not a syscall per EP). */
 static uint32_t tx_random(void)
@@ -281,6 +299,7 @@ void tcp_dto_fini(struct tcp_ep *ep)
 	tcp_wrq_fini(&ep->sq);
 	tcp_wrq_fini(&ep->rq);
 	if (ep->tx) {
+		tx_unhold(ep->tx);
 		free(ep->tx->irq);
 		free(ep->tx->orq);
 	}
@@ -392,6 +411,7 @@ void tcp_dto_flush(struct tcp_ep *ep)
 	}
 	tx->pending = false;
 	tx->iov_first = tx->iov_n = 0;
+	tx_unhold(tx);
 	tx->cur = TX_CUR_NONE;
 	tx->sq_next = tx->sq_marked = ep->sq.tail;
 	tx->orq_count = 0;
@@ -944,6 +964,18 @@ static void put_sq_fpdu(struct tcp_ep *ep)
 	}
 }
 
+/* Keep @pin's memory until the batch has left (tx_unhold()). */
+static void tx_hold(struct tcp_ep *ep, struct tcp_stag_slot *pin)
+{
+	struct tcp_tx *tx = ep->tx;
+
+	pin = tcp_mem_hold(ep->ia, pin);
+	if (tx->nhold && tx->hold[tx->nhold - 1] == pin)
+		tcp_mem_put(pin);	/* held already */
+	else
+		tx->hold[tx->nhold++] = pin;
+}
+
 /* One FPDU of the Read Response being sent. */
 static void put_rresp_fpdu(struct tcp_ep *ep)
 {
@@ -977,7 +1009,7 @@ static void put_rresp_fpdu(struct tcp_ep *ep)
 	if (n) {
 		if (ep->crc)
 			crc = tcp_crc32c(crc, p, n);
-		tcp_mem_put(pin);
+		tx_hold(ep, pin);
 		iov_add(tx, p, n);
 	}
 	put_trailer(ep, ulpdu, crc);
@@ -1020,7 +1052,8 @@ static bool tx_build(struct tcp_ep *ep)
 	tx->batch_irq = tx->irq_built;
 	while (tx_work(ep)) {
 		if (tx->iov_n + TCP_MAX_SGE + 2 > TX_IOV ||
-		    tx->used + TX_FPDU_CTL > TX_SCRATCH) {
+		    tx->used + TX_FPDU_CTL > TX_SCRATCH ||
+		    tx->nhold == TX_HOLDS) {
 			tx->more = true;
 			break;
 		}
@@ -1054,6 +1087,7 @@ static void tx_batch_done(struct tcp_ep *ep)
 	struct tcp_wr *wr;
 
 	tx->pending = false;
+	tx_unhold(tx);
 	for (; tx->sq_marked != tx->batch_sq; tx->sq_marked++) {
 		wr = tcp_wrq_at(&ep->sq, tx->sq_marked);
 		if (wr->op != RAPT_OP_RDMA_READ)
@@ -1278,6 +1312,7 @@ void tcp_tx_terminate(struct tcp_ep *ep, const struct tcp_term *t)
 	if (n > 0 && (!tx->pending || i == tx->iov_n))
 		term_write(ep->io.fd, ep->cap, buf, (size_t)n, &ms);
 	tx->pending = false;
+	tx_unhold(tx);
 	while (recv(ep->io.fd, NULL, 1 << 20, MSG_DONTWAIT | MSG_TRUNC) > 0)
 		;
 	ep->term_sent = true;
