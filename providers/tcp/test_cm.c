@@ -1860,6 +1860,7 @@ static void test_wire_inv_unknown(void)
 #define RRESP_FREE_MS	200		/* time given to a free that returns */
 
 struct rresp_free {
+	struct rapt_rmr *rmr;		/* the window read, or NULL */
 	struct rapt_lmr *lmr;
 	uint8_t *mem;
 	atomic_int done;
@@ -1870,6 +1871,8 @@ static void *rresp_free_thread(void *p)
 {
 	struct rresp_free *f = p;
 
+	if (f->rmr && rapt_rmr_free(f->rmr))
+		return NULL;
 	if (!rapt_lmr_free(f->lmr))
 		memset(f->mem, RRESP_REUSED, RRESP_LEN);
 	atomic_store(&f->done, 1);
@@ -1943,9 +1946,10 @@ static int rresp_drain(int fd, uint64_t *got)
  * The Read Response's iovecs point into the region: the free must wait
  * until those bytes are in the socket (the connection then ends with a
  * Terminate, invalid STag, at the next batch), or the peer would get the
- * memory's new contents.
+ * memory's new contents.  Through a window, the window is freed first
+ * (which waits for no socket) and the LMR's free waits as well.
  */
-static int wire_rresp_free(void)
+static int wire_rresp_free(bool window)
 {
 	uint8_t b[300], rreq[sizeof(rtr_read)];
 	struct rresp_free f = { 0 };
@@ -1956,6 +1960,7 @@ static int wire_rresp_free(void)
 	struct rapt_ep *ep;
 	struct side s;
 	uint64_t got = 0, t0;
+	uint32_t key;
 	int fd, buf = RRESP_BUF;
 	pthread_t th;
 	uint16_t port;
@@ -1972,11 +1977,18 @@ static int wire_rresp_free(void)
 		       &fd, &ep, b, 27));
 	T(write(fd, rtr, sizeof(rtr)) == sizeof(rtr));
 	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	key = mr.rkey;
+	if (window) {
+		TOK(rapt_rmr_create(s.pz, &f.rmr));
+		TOK(rapt_rmr_bind(f.rmr, ep, f.lmr, mr.raddr, RRESP_LEN,
+				  RAPT_MEM_REMOTE_READ, 0, RAPT_POST_SUPPRESS,
+				  &key));
+	}
 	out.fd = provider_fd(fd);
 	T(out.fd >= 0);
 	T(!setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf)));
 	T(!setsockopt(out.fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf)));
-	rreq_frame(rreq, mr.rkey, mr.raddr, RRESP_LEN);
+	rreq_frame(rreq, key, mr.raddr, RRESP_LEN);
 	T(write(fd, rreq, sizeof(rreq)) == sizeof(rreq));
 	/* The response fills the path and the provider's socket; once that
 	 * is full, a batch waits for EPOLLOUT. */
@@ -2002,7 +2014,12 @@ static int wire_rresp_free(void)
 
 static void test_wire_rresp_free(void)
 {
-	CU_ASSERT_EQUAL(wire_rresp_free(), 0);
+	CU_ASSERT_EQUAL(wire_rresp_free(false), 0);
+}
+
+static void test_wire_rresp_free_window(void)
+{
+	CU_ASSERT_EQUAL(wire_rresp_free(true), 0);
 }
 
 /*
@@ -2239,6 +2256,8 @@ static const struct {
 	  test_wire_inv_unknown },
 	{ "wire: lmr_free waits for a Read Response on a full socket",
 	  test_wire_rresp_free },
+	{ "wire: the same through a window freed first",
+	  test_wire_rresp_free_window },
 	{ "ep_free after a graceful disconnect loses nothing",
 	  test_free_after_graceful },
 };
