@@ -223,6 +223,10 @@ uint8_t *tcp_mem_rkey(struct tcp_ia *ia, const struct tcp_pz *pz,
 		      uint32_t rkey, uint64_t to, uint64_t len, uint32_t need,
 		      uint8_t *ecode, struct tcp_stag_slot **pin);
 void tcp_mem_put(struct tcp_stag_slot *pin);
+/* Turn a pin into a hold on the LMR owning the memory (a window's LMR):
+ * kept while a Read Response's bytes wait for sendmsg(); tcp_mem_put(). */
+struct tcp_stag_slot *tcp_mem_hold(struct tcp_ia *ia,
+				   struct tcp_stag_slot *pin);
 
 /* ------------------------------------------------------------------ */
 /* EP                                                                  */

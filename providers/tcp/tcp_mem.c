@@ -27,6 +27,20 @@
  * sees the cleared key or the freer sees the pin: no byte lands in (or
  * leaves) a region once its rapt_lmr_free() has returned.
  *
+ * Most pins last one syscall or memcpy.  A Read Response's payload is
+ * different: its iovecs point into the region and the kernel copies the
+ * bytes only in sendmsg(), which may take the batch in part and leave the
+ * rest for EPOLLOUT, as long as the peer does not read.  So the transmit
+ * path turns that pin into a *hold* (tcp_mem_hold()) kept until the batch
+ * is all in the socket or the connection is gone, and tcp_lmr_free()
+ * waits for holds as for pins, without the table's lock (the wait may be
+ * long, and the receive path takes that lock).  A hold is always on an
+ * LMR's slot, the one owning the memory, also for a response through a
+ * window: unbinding a window runs under an EP's lock (rmr_bind, a Send
+ * with Invalidate), where waiting for a socket to drain could deadlock,
+ * so it waits only for short pins; the LMR, which cannot be freed while
+ * the window is bound, then keeps the memory until the batch has left.
+ *
  * Memory windows (API 1.3) are slots too: kind TCP_SLOT_MW, no lkey, an
  * rkey only while bound, and addr/length/access of the bound range, so
  * the data path checks a window's key, bounds and rights exactly as an
@@ -282,15 +296,30 @@ int tcp_lmr_create(void *pia, void *ppz, void *addr, size_t length,
 	return 0;
 }
 
-/* Kill a slot's keys, wait for its pins, free it; t->lock held. */
+/*
+ * Wait until nothing pins or holds @s.  Pins last a syscall; a hold lasts
+ * until a peer reads a Read Response, so after a while back off to sleeps
+ * instead of taking a CPU from the threads that drain the socket.
+ */
+static void pins_wait(struct tcp_stag_slot *s)
+{
+	const struct timespec nap = { .tv_nsec = 100000 };
+	unsigned int i;
+
+	for (i = 0; atomic_load(&s->pins); i++) {
+		if (i < 1000)
+			sched_yield();
+		else
+			nanosleep(&nap, NULL);
+	}
+}
+
+/* Put a slot whose keys are dead and whose pins are gone on the free
+ * list; t->lock held. */
 static void slot_release(struct tcp_stag_table *t, uint32_t idx)
 {
 	struct tcp_stag_slot *s = slot_at(t, idx);
 
-	atomic_store(&s->lkey, 0);
-	atomic_store(&s->rkey, 0);
-	while (atomic_load(&s->pins))
-		sched_yield();
 	s->addr = NULL;
 	s->length = 0;
 	s->access = 0;
@@ -306,7 +335,9 @@ static void slot_release(struct tcp_stag_table *t, uint32_t idx)
  * @plmr: what tcp_lmr_create() returned
  *
  * Clears both keys, then waits until no data-path operation still
- * touches the region (each pin lasts one syscall or memcpy).
+ * touches the region: a pin lasts one syscall or memcpy, a hold until a
+ * Read Response batch from the region is all in its socket or its
+ * connection is gone.  The table's lock is not held while waiting.
  *
  * Return: 0, RAPT_EBUSY while a memory window is bound over it.
  */
@@ -324,6 +355,13 @@ int tcp_lmr_free(void *plmr)
 				    s->nbound);
 		return RAPT_EBUSY;
 	}
+	/* Dead keys keep every new lookup out; the slot is not on the free
+	 * list yet, so nothing reuses it while we wait. */
+	atomic_store(&s->lkey, 0);
+	atomic_store(&s->rkey, 0);
+	pthread_mutex_unlock(&t->lock);
+	pins_wait(s);
+	pthread_mutex_lock(&t->lock);
 	slot_release(t, mr->idx);
 	pthread_mutex_unlock(&t->lock);
 	free(mr);
@@ -337,8 +375,7 @@ static void mw_unbind(struct tcp_stag_table *t, struct tcp_stag_slot *s)
 	if (!s->bound_to)
 		return;
 	atomic_store(&s->rkey, 0);
-	while (atomic_load(&s->pins))
-		sched_yield();
+	pins_wait(s);
 	slot_at(t, s->bound_to - 1)->nbound--;
 	s->bound_to = 0;
 }
@@ -367,6 +404,31 @@ void tcp_mem_put(struct tcp_stag_slot *pin)
 {
 	if (pin)
 		atomic_fetch_sub_explicit(&pin->pins, 1, memory_order_release);
+}
+
+/**
+ * tcp_mem_hold - keep the memory behind a pin until tcp_mem_put()
+ * @ia: the IA
+ * @pin: a pin from tcp_mem_rkey(), given up
+ *
+ * For a pin on an LMR's slot, the pin itself becomes the hold.  For a
+ * window's, the hold is taken on its LMR's slot (the binding cannot
+ * change while the window is pinned) and the window's pin is dropped, so
+ * that an unbind never waits for a socket (see the file's comment).
+ *
+ * Return: the slot to give to tcp_mem_put() when the bytes have left.
+ */
+struct tcp_stag_slot *tcp_mem_hold(struct tcp_ia *ia,
+				   struct tcp_stag_slot *pin)
+{
+	struct tcp_stag_slot *owner;
+
+	if (pin->kind != TCP_SLOT_MW)
+		return pin;
+	owner = slot_at(ia->stags, pin->bound_to - 1);
+	atomic_fetch_add(&owner->pins, 1);
+	tcp_mem_put(pin);
+	return owner;
 }
 
 /* Range and rights of a pinned slot: 0 or a TCP_TERM_RDMAP_* code + 1. */
@@ -573,9 +635,12 @@ int tcp_rmr_free(void *prmr)
 {
 	struct tcp_mr *mw = prmr;
 	struct tcp_stag_table *t = mw->t;
+	struct tcp_stag_slot *s;
 
 	pthread_mutex_lock(&t->lock);
-	mw_unbind(t, slot_at(t, mw->idx));
+	s = slot_at(t, mw->idx);
+	mw_unbind(t, s);
+	pins_wait(s);	/* a lookup's passing pin: the key is already 0 */
 	slot_release(t, mw->idx);
 	pthread_mutex_unlock(&t->lock);
 	free(mw);

@@ -7,13 +7,29 @@
  * it too.  Everything here runs with ep->lock held.
  *
  * A batch is what one sendmsg() writes: complete FPDUs whose headers and
- * trailers are built with the codec into a small per-EP scratch buffer
- * and whose payloads are iovecs straight into the consumer's memory (or
- * the WR's inline copy), so a trailer and the next header share one
- * iovec.  A batch ends when the iovecs or the scratch run out, or the
- * work does; MSG_MORE is set when the next batch is known to follow.  On
- * EAGAIN the batch stays as it is (iovecs advanced), EPOLLOUT is armed,
- * and nothing new is built until it is gone.
+ * trailers are built with the codec into a small scratch buffer and
+ * whose payloads are iovecs straight into the consumer's memory (or the
+ * WR's inline copy), so a trailer and the next header share one iovec.
+ * A batch ends when the iovecs or the scratch run out, or the work does;
+ * MSG_MORE is set when the next batch is known to follow.  On EAGAIN the
+ * batch stays as it is (iovecs advanced), EPOLLOUT is armed, and nothing
+ * new is built until it is gone.
+ *
+ * The batch is built on tcp_tx_progress()'s stack, not in the EP: most
+ * batches leave in one sendmsg(), and an idle EP then holds no scratch
+ * (issue #15: memory per held connection).  Only when sendmsg() leaves
+ * part of it does the rest move into the EP's spill buffer (tx_spill():
+ * the scratch copied, the iovecs into it rebased, those into consumer
+ * memory kept), allocated at the first EAGAIN of a busy spell and freed
+ * once the EP has nothing left to send.  So the batch on the wire is the
+ * same, byte for byte, as when it lived in the EP.
+ *
+ * A Read Response's payload iovecs point into registered memory that the
+ * kernel reads only in sendmsg(), so the batch holds the LMRs they name
+ * (tcp_mem_hold(), at most TX_HOLDS) until it is all in the socket or the
+ * connection is flushed: rapt_lmr_free() waits for that, and never lets
+ * the peer read memory the consumer has freed.  A send or write needs no
+ * hold: its buffer is the consumer's until the WR completes.
  *
  * Messages never interleave on the wire: one is finished before the next
  * starts.  Priority at message boundaries: the RTR, Read Responses (in
@@ -52,6 +68,7 @@
 				 * connection costs 4 slots, a busy one
 				 * grows its ring once */
 #define TX_TERM_WAIT_MS	100	/* how long a Terminate may wait to go out */
+#define TX_HOLDS	4	/* LMRs a batch's Read Responses may hold */
 
 #ifdef RAPT_DEBUG
 #define TX_DEBUG 1		/* check every SGE at post time */
@@ -75,14 +92,33 @@ enum tx_cur {
 	TX_CUR_RRESP,		/* the IRQ entry at irq_built */
 };
 
-struct tcp_tx {
-	/* The batch in flight: iov[iov_first..iov_n) is still to write. */
+/*
+ * A batch: FPDU headers, trailers and small payloads in the scratch, and
+ * the iovecs over them and the payloads; iov[iov_first..iov_n) is still
+ * to write.  The scratch comes first so that no payload can follow it in
+ * memory and be merged into a scratch iovec (iov_add()).
+ */
+struct tx_batch {
+	uint8_t scratch[TX_SCRATCH];
+	struct iovec iov[TX_IOV];
 	uint32_t iov_first, iov_n;
 	uint32_t used;			/* scratch bytes */
-	bool pending;
+};
+
+struct tcp_tx {
+	/* The batch being built and written: tcp_tx_progress()'s own, on
+	 * its stack, or @spill, which holds a batch that sendmsg() took in
+	 * part until EPOLLOUT.  Only tcp_tx_progress() sets it. */
+	struct tx_batch *b;
+	struct tx_batch *spill;		/* allocated at the first EAGAIN of a
+					 * busy spell, freed when idle */
+	bool pending;			/* a batch waits in @spill */
 	bool more;			/* MSG_MORE: another batch follows */
 	uint32_t batch_sq;		/* sq seq: WRs before it end here */
 	uint32_t batch_irq;		/* IRQ entries that end here */
+	/* LMRs the batch's Read Response payloads point into. */
+	struct tcp_stag_slot *hold[TX_HOLDS];
+	uint32_t nhold;
 
 	uint8_t cur;			/* enum tx_cur */
 	uint32_t sq_next;		/* next WR to transmit (or current) */
@@ -105,8 +141,6 @@ struct tcp_tx {
 	struct tcp_rresp *irq;
 	uint32_t irq_cap, irq_head, irq_count, irq_built;
 
-	struct iovec iov[TX_IOV];
-	uint8_t scratch[TX_SCRATCH];
 };
 
 /* ------------------------------------------------------------------ */
@@ -218,6 +252,21 @@ struct tcp_wr *tcp_wrq_reserve(struct tcp_wrq *q, int *err)
 /* Set-up and tear-down                                                */
 /* ------------------------------------------------------------------ */
 
+/* The batch's bytes are all in the socket, or will never be sent. */
+static void tx_unhold(struct tcp_tx *tx)
+{
+	while (tx->nhold)
+		tcp_mem_put(tx->hold[--tx->nhold]);
+}
+
+/* Nothing waits in the spill buffer: give it back. */
+static void tx_unspill(struct tcp_tx *tx)
+{
+	free(tx->spill);
+	tx->spill = NULL;
+	tx->b = NULL;
+}
+
 /* Unpredictable enough for a sink STag base: xorshift32, seeded once per
  * thread from getrandom() (not a syscall per EP). */
 static uint32_t tx_random(void)
@@ -281,6 +330,8 @@ void tcp_dto_fini(struct tcp_ep *ep)
 	tcp_wrq_fini(&ep->sq);
 	tcp_wrq_fini(&ep->rq);
 	if (ep->tx) {
+		tx_unhold(ep->tx);
+		tx_unspill(ep->tx);
 		free(ep->tx->irq);
 		free(ep->tx->orq);
 	}
@@ -298,6 +349,7 @@ size_t tcp_dto_footprint(const struct tcp_ep *ep)
 
 	if (ep->tx)
 		n += sizeof(*ep->tx) +
+		     (ep->tx->spill ? sizeof(*ep->tx->spill) : 0) +
 		     (size_t)ep->tx->irq_cap * sizeof(struct tcp_rresp) +
 		     (size_t)ep->tx->orq_cap * sizeof(uint32_t);
 	n += (size_t)ep->sq.cap * ep->sq.stride;
@@ -391,7 +443,8 @@ void tcp_dto_flush(struct tcp_ep *ep)
 		ep->rq.head++;
 	}
 	tx->pending = false;
-	tx->iov_first = tx->iov_n = 0;
+	tx_unhold(tx);
+	tx_unspill(tx);
 	tx->cur = TX_CUR_NONE;
 	tx->sq_next = tx->sq_marked = ep->sq.tail;
 	tx->orq_count = 0;
@@ -742,7 +795,8 @@ static bool tx_work(const struct tcp_ep *ep)
 
 static void iov_add(struct tcp_tx *tx, const void *p, size_t len)
 {
-	struct iovec *last = tx->iov_n ? &tx->iov[tx->iov_n - 1] : NULL;
+	struct tx_batch *b = tx->b;
+	struct iovec *last = b->iov_n ? &b->iov[b->iov_n - 1] : NULL;
 
 	if (!len)
 		return;
@@ -750,9 +804,9 @@ static void iov_add(struct tcp_tx *tx, const void *p, size_t len)
 		last->iov_len += len;
 		return;
 	}
-	tx->iov[tx->iov_n].iov_base = (void *)p;
-	tx->iov[tx->iov_n].iov_len = len;
-	tx->iov_n++;
+	b->iov[b->iov_n].iov_base = (void *)p;
+	b->iov[b->iov_n].iov_len = len;
+	b->iov_n++;
 }
 
 /* Put a header into the scratch; returns its CRC seed. */
@@ -760,11 +814,12 @@ static uint32_t put_hdr(struct tcp_ep *ep, const struct tcp_ddp_hdr *h,
 			uint32_t payload, uint32_t *ulpdu)
 {
 	struct tcp_tx *tx = ep->tx;
-	uint8_t *p = tx->scratch + tx->used;
-	int n = tcp_ddp_build_hdr(h, payload, p, TX_SCRATCH - tx->used);
+	struct tx_batch *b = tx->b;
+	uint8_t *p = b->scratch + b->used;
+	int n = tcp_ddp_build_hdr(h, payload, p, TX_SCRATCH - b->used);
 
 	/* Cannot fail: opcodes are ours and sizes were bounded. */
-	tx->used += (uint32_t)n;
+	b->used += (uint32_t)n;
 	iov_add(tx, p, (size_t)n);
 	*ulpdu = (uint32_t)n - TCP_MPA_LEN_SIZE + payload;
 	return ep->crc ? tcp_crc32c(0, p, (size_t)n) : 0;
@@ -773,10 +828,11 @@ static uint32_t put_hdr(struct tcp_ep *ep, const struct tcp_ddp_hdr *h,
 static void put_trailer(struct tcp_ep *ep, uint32_t ulpdu, uint32_t crc)
 {
 	struct tcp_tx *tx = ep->tx;
-	uint8_t *p = tx->scratch + tx->used;
+	struct tx_batch *b = tx->b;
+	uint8_t *p = b->scratch + b->used;
 	unsigned int n = tcp_fpdu_trailer(ulpdu, ep->crc, crc, p);
 
-	tx->used += n;
+	b->used += n;
 	iov_add(tx, p, n);
 }
 
@@ -802,13 +858,14 @@ static void tx_fatal(struct tcp_ep *ep, uint8_t layer, uint8_t etype,
 static const uint8_t *tx_small(struct tcp_tx *tx, const uint8_t *p,
 			       uint32_t n)
 {
-	uint8_t *d = tx->scratch + tx->used;
+	struct tx_batch *b = tx->b;
+	uint8_t *d = b->scratch + b->used;
 
 	if (n > TX_COPY_MAX ||
-	    tx->used + n + TCP_FPDU_TRAILER_MAX > TX_SCRATCH)
+	    b->used + n + TCP_FPDU_TRAILER_MAX > TX_SCRATCH)
 		return p;
 	memcpy(d, p, n);
-	tx->used += n;
+	b->used += n;
 	return d;
 }
 
@@ -889,6 +946,7 @@ static void sq_start(struct tcp_ep *ep, struct tcp_wr *wr)
 static void put_sq_fpdu(struct tcp_ep *ep)
 {
 	struct tcp_tx *tx = ep->tx;
+	struct tx_batch *b = tx->b;
 	struct tcp_wr *wr = tcp_wrq_at(&ep->sq, tx->sq_next);
 	struct tcp_ddp_hdr h = { 0 };
 	uint32_t n = 0, ulpdu, crc, room, iov_n, used;
@@ -919,18 +977,18 @@ static void put_sq_fpdu(struct tcp_ep *ep)
 			n = room;
 	}
 	h.last = wr->op == RAPT_OP_RDMA_READ || wr->done + n == wr->len;
-	iov_n = tx->iov_n;
-	last_len = iov_n ? tx->iov[iov_n - 1].iov_len : 0;
-	used = tx->used;
+	iov_n = b->iov_n;
+	last_len = iov_n ? b->iov[iov_n - 1].iov_len : 0;
+	used = b->used;
 	crc = put_hdr(ep, &h, n, &ulpdu);
 	if (n)
 		crc = put_wr_payload(ep, wr, wr->done, n, crc, &bad);
 	if (bad) {
 		/* Take the FPDU back out of the batch. */
-		tx->iov_n = iov_n;
+		b->iov_n = iov_n;
 		if (iov_n)
-			tx->iov[iov_n - 1].iov_len = last_len;
-		tx->used = used;
+			b->iov[iov_n - 1].iov_len = last_len;
+		b->used = used;
 		tcp_wr_set_err(wr, RAPT_DTO_LOCAL_PROTECTION);
 		tx_fatal(ep, TCP_TERM_LAYER_RDMAP, TCP_TERM_RDMAP_CATASTROPHIC,
 			 0);
@@ -942,6 +1000,18 @@ static void put_sq_fpdu(struct tcp_ep *ep)
 		tx->cur = TX_CUR_NONE;
 		tx->sq_next++;
 	}
+}
+
+/* Keep @pin's memory until the batch has left (tx_unhold()). */
+static void tx_hold(struct tcp_ep *ep, struct tcp_stag_slot *pin)
+{
+	struct tcp_tx *tx = ep->tx;
+
+	pin = tcp_mem_hold(ep->ia, pin);
+	if (tx->nhold && tx->hold[tx->nhold - 1] == pin)
+		tcp_mem_put(pin);	/* held already */
+	else
+		tx->hold[tx->nhold++] = pin;
 }
 
 /* One FPDU of the Read Response being sent. */
@@ -977,7 +1047,7 @@ static void put_rresp_fpdu(struct tcp_ep *ep)
 	if (n) {
 		if (ep->crc)
 			crc = tcp_crc32c(crc, p, n);
-		tcp_mem_put(pin);
+		tx_hold(ep, pin);
 		iov_add(tx, p, n);
 	}
 	put_trailer(ep, ulpdu, crc);
@@ -991,7 +1061,8 @@ static void put_rresp_fpdu(struct tcp_ep *ep)
 static void put_rtr(struct tcp_ep *ep)
 {
 	struct tcp_tx *tx = ep->tx;
-	uint8_t *p = tx->scratch + tx->used;
+	struct tx_batch *b = tx->b;
+	uint8_t *p = b->scratch + b->used;
 	uint32_t msn = 0;
 	int n;
 
@@ -999,11 +1070,11 @@ static void put_rtr(struct tcp_ep *ep)
 		msn = tx->msn_rreq++;
 		tx->rtr_rresp = true;
 	}
-	n = tcp_fpdu_build_rtr(tx->rtr, msn, ep->crc, p, TX_SCRATCH - tx->used);
+	n = tcp_fpdu_build_rtr(tx->rtr, msn, ep->crc, p, TX_SCRATCH - b->used);
 	tx->rtr = 0;
 	if (n <= 0)
 		return;
-	tx->used += (uint32_t)n;
+	b->used += (uint32_t)n;
 	iov_add(tx, p, (size_t)n);
 }
 
@@ -1013,14 +1084,16 @@ static void tx_batch_done(struct tcp_ep *ep);
 static bool tx_build(struct tcp_ep *ep)
 {
 	struct tcp_tx *tx = ep->tx;
+	struct tx_batch *b = tx->b;
 
-	tx->iov_first = tx->iov_n = 0;
-	tx->used = 0;
+	b->iov_first = b->iov_n = 0;
+	b->used = 0;
 	tx->more = false;
 	tx->batch_irq = tx->irq_built;
 	while (tx_work(ep)) {
-		if (tx->iov_n + TCP_MAX_SGE + 2 > TX_IOV ||
-		    tx->used + TX_FPDU_CTL > TX_SCRATCH) {
+		if (b->iov_n + TCP_MAX_SGE + 2 > TX_IOV ||
+		    b->used + TX_FPDU_CTL > TX_SCRATCH ||
+		    tx->nhold == TX_HOLDS) {
 			tx->more = true;
 			break;
 		}
@@ -1040,7 +1113,7 @@ static bool tx_build(struct tcp_ep *ep)
 	}
 	tx->batch_sq = tx->sq_next;
 	tx->batch_irq = tx->irq_built - tx->batch_irq;
-	tx->pending = tx->iov_n > 0;
+	tx->pending = b->iov_n > 0;
 	/* Binds and nothing else: they complete without a write. */
 	if (!tx->pending && tx->sq_marked != tx->batch_sq)
 		tx_batch_done(ep);
@@ -1054,6 +1127,7 @@ static void tx_batch_done(struct tcp_ep *ep)
 	struct tcp_wr *wr;
 
 	tx->pending = false;
+	tx_unhold(tx);
 	for (; tx->sq_marked != tx->batch_sq; tx->sq_marked++) {
 		wr = tcp_wrq_at(&ep->sq, tx->sq_marked);
 		if (wr->op != RAPT_OP_RDMA_READ)
@@ -1089,15 +1163,16 @@ static void tx_epollout(struct tcp_ep *ep, bool on)
 static int tx_write(struct tcp_ep *ep)
 {
 	struct tcp_tx *tx = ep->tx;
+	struct tx_batch *b = tx->b;
 	struct msghdr msg = { 0 };
 	int flags = MSG_DONTWAIT | MSG_NOSIGNAL;
 	ssize_t n;
 
 	if (tx->more)
 		flags |= MSG_MORE;
-	while (tx->iov_first < tx->iov_n) {
-		msg.msg_iov = &tx->iov[tx->iov_first];
-		msg.msg_iovlen = tx->iov_n - tx->iov_first;
+	while (b->iov_first < b->iov_n) {
+		msg.msg_iov = &b->iov[b->iov_first];
+		msg.msg_iovlen = b->iov_n - b->iov_first;
 		n = sendmsg(ep->io.fd, &msg, flags);
 		tcp_cap_iov(ep->cap, true, msg.msg_iov, msg.msg_iovlen, n);
 		if (n < 0) {
@@ -1113,7 +1188,7 @@ static int tx_write(struct tcp_ep *ep)
 			return (int)n;
 		}
 		while (n > 0) {
-			struct iovec *v = &tx->iov[tx->iov_first];
+			struct iovec *v = &b->iov[b->iov_first];
 
 			if ((size_t)n < v->iov_len) {
 				v->iov_base = (uint8_t *)v->iov_base + n;
@@ -1121,10 +1196,46 @@ static int tx_write(struct tcp_ep *ep)
 				break;
 			}
 			n -= (ssize_t)v->iov_len;
-			tx->iov_first++;
+			b->iov_first++;
 		}
 	}
 	return 0;
+}
+
+/*
+ * sendmsg() took part of the batch built on the stack: move the rest into
+ * the EP's spill buffer, where it waits for EPOLLOUT.  Iovecs into the
+ * scratch are rebased onto the copy; those into consumer memory or a WR's
+ * inline bytes stay.  Returns RAPT_EAGAIN, or -ENOMEM (the batch is lost:
+ * the connection must end, as the stream is cut inside a batch).
+ */
+static int tx_spill(struct tcp_tx *tx)
+{
+	struct tx_batch *from = tx->b, *to = tx->spill;
+	uintptr_t s = (uintptr_t)from->scratch, p;
+	uint32_t i, n = from->iov_n - from->iov_first;
+
+	if (!to) {
+		to = malloc(sizeof(*to));
+		if (!to) {
+			tcp_err("out of memory for a batch the socket took "
+				"in part");
+			return -ENOMEM;
+		}
+		tx->spill = to;
+	}
+	memcpy(to->scratch, from->scratch, from->used);
+	for (i = 0; i < n; i++) {
+		to->iov[i] = from->iov[from->iov_first + i];
+		p = (uintptr_t)to->iov[i].iov_base;
+		if (p >= s && p < s + from->used)
+			to->iov[i].iov_base = to->scratch + (p - s);
+	}
+	to->iov_first = 0;
+	to->iov_n = n;
+	to->used = from->used;
+	tx->b = to;
+	return RAPT_EAGAIN;
 }
 
 /* Data may go out: a connection in full operation, or the RTR (or the
@@ -1149,12 +1260,16 @@ static bool tx_open(const struct tcp_ep *ep)
 void tcp_tx_progress(struct tcp_ep *ep)
 {
 	struct tcp_tx *tx = ep->tx;
+	struct tx_batch local;
 	int ret;
 
 	while (tx_open(ep)) {
+		tx->b = tx->pending ? tx->spill : &local;
 		if (!tx->pending && !tx_build(ep))
 			break;
 		ret = tx_write(ep);
+		if (ret == RAPT_EAGAIN && tx->b == &local)
+			ret = tx_spill(tx);
 		if (ret == RAPT_EAGAIN) {
 			tx_epollout(ep, true);
 			return;
@@ -1173,6 +1288,8 @@ void tcp_tx_progress(struct tcp_ep *ep)
 		return;
 	}
 	tx_epollout(ep, false);
+	if (tx->spill && !tx->pending)
+		tx_unspill(tx);
 	if (ep->state == TCP_EP_CLOSING && !tx->drained_told &&
 	    tcp_tx_idle(ep)) {
 		tx->drained_told = true;
@@ -1258,6 +1375,7 @@ void tcp_tx_terminate(struct tcp_ep *ep, const struct tcp_term *t)
 {
 	struct tcp_tx *tx = ep->tx;
 	struct tcp_ddp_hdr h = { .opcode = TCP_RDMAP_TERMINATE, .last = true };
+	struct tx_batch *b;
 	uint8_t buf[TX_TERM_MAX];
 	int ms = TX_TERM_WAIT_MS, n;
 	uint32_t i;
@@ -1271,13 +1389,15 @@ void tcp_tx_terminate(struct tcp_ep *ep, const struct tcp_term *t)
 	h.msn = tx->msn_term++;
 	h.term = *t;
 	n = tcp_fpdu_build(&h, NULL, 0, ep->crc, buf, sizeof(buf));
-	for (i = tx->iov_first; tx->pending && i < tx->iov_n; i++)
-		if (!term_write(ep->io.fd, ep->cap, tx->iov[i].iov_base,
-				tx->iov[i].iov_len, &ms))
+	b = tx->pending ? tx->spill : NULL;
+	for (i = b ? b->iov_first : 0; b && i < b->iov_n; i++)
+		if (!term_write(ep->io.fd, ep->cap, b->iov[i].iov_base,
+				b->iov[i].iov_len, &ms))
 			break;
-	if (n > 0 && (!tx->pending || i == tx->iov_n))
+	if (n > 0 && (!b || i == b->iov_n))
 		term_write(ep->io.fd, ep->cap, buf, (size_t)n, &ms);
 	tx->pending = false;
+	tx_unhold(tx);
 	while (recv(ep->io.fd, NULL, 1 << 20, MSG_DONTWAIT | MSG_TRUNC) > 0)
 		;
 	ep->term_sent = true;

@@ -16,7 +16,10 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1846,6 +1849,179 @@ static void test_wire_inv_unknown(void)
 }
 
 
+/* ------------------------------------------------------------------ */
+/* A Read Response and rapt_lmr_free()                                 */
+/* ------------------------------------------------------------------ */
+
+#define RRESP_LEN	(8u << 20)	/* far more than both socket buffers */
+#define RRESP_BUF	(64 << 10)	/* SO_SNDBUF / SO_RCVBUF of the path */
+#define RRESP_BYTE	0x11		/* the region's bytes */
+#define RRESP_REUSED	0xee		/* what the memory holds once freed */
+#define RRESP_FREE_MS	200		/* time given to a free that returns */
+
+struct rresp_free {
+	struct rapt_rmr *rmr;		/* the window read, or NULL */
+	struct rapt_lmr *lmr;
+	uint8_t *mem;
+	atomic_int done;
+};
+
+/* Free the region, then use its memory for something else at once. */
+static void *rresp_free_thread(void *p)
+{
+	struct rresp_free *f = p;
+
+	if (f->rmr && rapt_rmr_free(f->rmr))
+		return NULL;
+	if (!rapt_lmr_free(f->lmr))
+		memset(f->mem, RRESP_REUSED, RRESP_LEN);
+	atomic_store(&f->done, 1);
+	return NULL;
+}
+
+static bool sin_eq(const struct sockaddr_in *a, const struct sockaddr_in *b)
+{
+	return a->sin_family == b->sin_family && a->sin_port == b->sin_port &&
+	       a->sin_addr.s_addr == b->sin_addr.s_addr;
+}
+
+/* The provider's end of the loopback connection whose other end is @fd. */
+static int provider_fd(int fd)
+{
+	struct sockaddr_in me, peer, x, y;
+	socklen_t l = sizeof(me), m = sizeof(peer);
+	int i;
+
+	if (getsockname(fd, (struct sockaddr *)&me, &l) ||
+	    getpeername(fd, (struct sockaddr *)&peer, &m))
+		return -1;
+	for (i = 0; i < 4096; i++) {
+		l = m = sizeof(x);
+		if (i != fd && !getsockname(i, (struct sockaddr *)&x, &l) &&
+		    !getpeername(i, (struct sockaddr *)&y, &m) &&
+		    l == sizeof(x) && sin_eq(&x, &peer) && sin_eq(&y, &me))
+			return i;
+	}
+	return -1;
+}
+
+/* A Read Request (QN 1, MSN 1) for @len bytes at @to of @stag. */
+static void rreq_frame(uint8_t *b, uint32_t stag, uint64_t to, uint32_t len)
+{
+	int i;
+
+	memcpy(b, rtr_read, sizeof(rtr_read));
+	for (i = 0; i < 4; i++) {
+		b[32 + i] = (uint8_t)(len >> (24 - 8 * i));
+		b[36 + i] = (uint8_t)(stag >> (24 - 8 * i));
+	}
+	for (i = 0; i < 8; i++)
+		b[40 + i] = (uint8_t)(to >> (56 - 8 * i));
+}
+
+/* Read Response FPDUs up to a Terminate: every payload byte must be the
+ * region's, never what its memory held after rapt_lmr_free(). */
+static int rresp_drain(int fd, uint64_t *got)
+{
+	static uint8_t b[2 + 65535 + 8];
+	size_t len, rest, i;
+
+	for (;;) {
+		T(read_full(fd, b, 2) == 2);
+		len = (size_t)b[0] << 8 | b[1];
+		rest = ((2 + len + 3) & ~(size_t)3) - 2 + 4;	/* pad, CRC */
+		T(read_full(fd, b + 2, rest) == (ssize_t)rest);
+		if (b[2] == 0x41 && b[3] == 0x47)		/* Terminate */
+			return 0;
+		T((b[2] & 0x80) && b[3] == 0x42);	/* Read Response */
+		for (i = 16; i < 2 + len; i++)
+			T(b[i] == RRESP_BYTE);
+		*got += len - 14;
+	}
+}
+
+/*
+ * The peer reads a region, stops reading so that the response waits on a
+ * full socket, and the consumer frees the region and reuses the memory.
+ * The Read Response's iovecs point into the region: the free must wait
+ * until those bytes are in the socket (the connection then ends with a
+ * Terminate, invalid STag, at the next batch), or the peer would get the
+ * memory's new contents.  Through a window, the window is freed first
+ * (which waits for no socket) and the LMR's free waits as well.
+ */
+static int wire_rresp_free(bool window)
+{
+	uint8_t b[300], rreq[sizeof(rtr_read)];
+	struct rresp_free f = { 0 };
+	struct rapt_lmr_info mr;
+	struct pollfd out = { .events = POLLOUT };
+	struct rapt_psp *psp;
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	struct side s;
+	uint64_t got = 0, t0;
+	uint32_t key;
+	int fd, buf = RRESP_BUF;
+	pthread_t th;
+	uint16_t port;
+
+	T(!side_open(&s));
+	f.mem = malloc(RRESP_LEN);
+	T(f.mem);
+	memset(f.mem, RRESP_BYTE, RRESP_LEN);
+	TOK(rapt_lmr_create(s.pz, f.mem, RRESP_LEN, RAPT_MEM_REMOTE_READ,
+			    &f.lmr, &mr));
+	T(!psp_new(&s, 0, 0, 0, &psp, &port));
+	T(!wire_accept(&s, psp, port, b,
+		       mpa_frame(b, true, 0x10, 2, 0x8001, 0x8001, NULL, 0),
+		       &fd, &ep, b, 27));
+	T(write(fd, rtr, sizeof(rtr)) == sizeof(rtr));
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	key = mr.rkey;
+	if (window) {
+		TOK(rapt_rmr_create(s.pz, &f.rmr));
+		TOK(rapt_rmr_bind(f.rmr, ep, f.lmr, mr.raddr, RRESP_LEN,
+				  RAPT_MEM_REMOTE_READ, 0, RAPT_POST_SUPPRESS,
+				  &key));
+	}
+	out.fd = provider_fd(fd);
+	T(out.fd >= 0);
+	T(!setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf)));
+	T(!setsockopt(out.fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf)));
+	rreq_frame(rreq, key, mr.raddr, RRESP_LEN);
+	T(write(fd, rreq, sizeof(rreq)) == sizeof(rreq));
+	/* The response fills the path and the provider's socket; once that
+	 * is full, a batch waits for EPOLLOUT. */
+	for (t0 = now_ms(); poll(&out, 1, 0) == 1; sched_yield())
+		T(now_ms() - t0 < EV_MS);
+	T(!pthread_create(&th, NULL, rresp_free_thread, &f));
+	/* A free that does not wait returns at once: give it time to, so
+	 * that its reuse of the memory happens before we read (a free that
+	 * waits is not affected: we then read, and it returns). */
+	for (t0 = now_ms(); !atomic_load(&f.done) &&
+	     now_ms() - t0 < RRESP_FREE_MS; sched_yield())
+		;
+	T(!rresp_drain(fd, &got));
+	T(!pthread_join(th, NULL) && atomic_load(&f.done));
+	T(got < RRESP_LEN);
+	T(!ev_wait(&s, RAPT_EV_BROKEN, &ev));
+	close(fd);
+	TOK(rapt_ep_free(ep));
+	TOK(rapt_psp_free(psp));
+	free(f.mem);
+	return side_close(&s);
+}
+
+static void test_wire_rresp_free(void)
+{
+	CU_ASSERT_EQUAL(wire_rresp_free(false), 0);
+}
+
+static void test_wire_rresp_free_window(void)
+{
+	CU_ASSERT_EQUAL(wire_rresp_free(true), 0);
+}
+
 /*
  * A responder that loses the RTR (siw as responder can: the RTR arrives
  * before it waits for it; see tcp_conn.c) still gets one: the initiator
@@ -2078,6 +2254,10 @@ static const struct {
 	{ "wire: bytes behind a request or a reply", test_wire_early_bytes },
 	{ "wire: Send with Invalidate of an unknown key",
 	  test_wire_inv_unknown },
+	{ "wire: lmr_free waits for a Read Response on a full socket",
+	  test_wire_rresp_free },
+	{ "wire: the same through a window freed first",
+	  test_wire_rresp_free_window },
 	{ "ep_free after a graceful disconnect loses nothing",
 	  test_free_after_graceful },
 };
