@@ -890,7 +890,7 @@ RAPT_API int rapt_ep_free(struct rapt_ep *ep);
  *
  * Return: 0, RAPT_ESTATE, RAPT_ELENGTH (private data too long), RAPT_ERANGE
  * (service id out of range), RAPT_EINVAL (NULL address, negative timeout
- * other than RAPT_TIMEOUT_INFINITE).
+ * other than RAPT_TIMEOUT_INFINITE), RAPT_ENOMEM (nothing changed).
  */
 RAPT_API int rapt_ep_connect(struct rapt_ep *ep, const struct sockaddr *remote,
 			     uint64_t service_id, const void *pdata,
@@ -1366,7 +1366,8 @@ RAPT_API int rapt_cr_query(struct rapt_cr *cr, struct rapt_cr_info *info,
  * Return: 0, RAPT_ESTATE (EP not unconnected, or another thread is deciding
  * this CR), RAPT_ELENGTH, RAPT_EINVAL (EP of another IA; for an RSP's CR,
  * an EP other than the RSP's: the CR stays undecided), RAPT_EBADHANDLE,
- * RAPT_ENOTCONN (the requester went away; the CR is freed).
+ * RAPT_ENOTCONN (the requester went away; the CR is freed), RAPT_ENOMEM
+ * (the CR stays undecided).
  */
 RAPT_API int rapt_cr_accept(struct rapt_cr *cr, struct rapt_ep *ep,
 			    const void *pdata, size_t pdata_len);
