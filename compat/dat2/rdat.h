@@ -98,6 +98,7 @@ struct rdat_ep {
 	int tentative;	/* made for a CR by a DAT_PSP_PROVIDER_FLAG PSP,
 			 * not yet accepted: o.h is NULL until
 			 * dat_ep_modify() gives it a PZ and EVDs */
+	int ended;	/* the consumer has had its connection's end */
 	DAT_CONN_QUAL remote_qual;
 	struct sockaddr_storage local_addr;
 	struct sockaddr_storage remote_addr;
@@ -141,6 +142,7 @@ size_t rdat_ia_children(struct rdat_ia *ia, struct rdat_obj **out,
 DAT_RETURN rdat_status(int rc);
 uint16_t rdat_port(const struct sockaddr_storage *ss);
 DAT_RETURN rdat_bad(DAT_HANDLE_TYPE type);
+void rdat_trace(DAT_EVENT_NUMBER num, const void *h);
 
 /* Per-object files: the calls the provider table names. */
 DAT_RETURN rdat_set_consumer_context(DAT_HANDLE, DAT_CONTEXT);
@@ -235,6 +237,14 @@ DAT_RETURN rdat_cr_accept(DAT_CR_HANDLE, DAT_EP_HANDLE, DAT_COUNT,
 DAT_RETURN rdat_cr_reject(DAT_CR_HANDLE, DAT_COUNT, const DAT_PVOID);
 uint64_t rdat_qual(const struct rdat_ia *ia, DAT_CONN_QUAL qual);
 struct rdat_cr *rdat_cr_wrap(struct rdat_ia *ia, struct rapt_cr *cr);
+
+/* rdat_mark.c: events this library makes, and freed EPs' events */
+void rdat_mark_post(struct rdat_evd *evd, struct rdat_ep *ep,
+		    DAT_EVENT_NUMBER num);
+int rdat_mark_event(void *pointer, DAT_EVENT *e);
+void rdat_mark_del(struct rdat_obj *o);
+void rdat_ep_gone(struct rdat_ep *ep, int owes_end);
+void *rdat_ghost_of(void *rapt_ep, int end);
 
 /* rdat_prov.c: the IA */
 DAT_RETURN rdat_ia_open(const DAT_NAME_PTR, DAT_COUNT, DAT_EVD_HANDLE *,

@@ -456,25 +456,44 @@ DAT_RETURN rdat_ep_get_status(DAT_EP_HANDLE h, DAT_EP_STATE *state,
 DAT_RETURN rdat_ep_free(DAT_EP_HANDLE h)
 {
 	struct rdat_ep *ep = rdat_get(h, DAT_HANDLE_TYPE_EP);
+	enum rapt_ep_state st;
+	int rc;
 
 	if (ep && !ep->o.h) {	/* tentative, never configured */
 		rdat_obj_del(&ep->o);
 		return DAT_SUCCESS;
 	}
+	if (!ep)
+		return rdat_bad(DAT_HANDLE_TYPE_EP);
+	if (rapt_ep_get_state(ep->o.h, &st))
+		st = RAPT_EP_UNCONNECTED;
 	/* As an abrupt disconnect: let the peer have what we sent. */
-	if (ep && rdat_close_flags(ep, DAT_CLOSE_ABRUPT_FLAG) ==
-	    RAPT_CLOSE_GRACEFUL)
+	if (rdat_close_flags(ep, DAT_CLOSE_ABRUPT_FLAG) == RAPT_CLOSE_GRACEFUL)
 		rapt_ep_disconnect(ep->o.h, RAPT_CLOSE_GRACEFUL, NULL, 0);
-	return rdat_free(h, DAT_HANDLE_TYPE_EP);
+	rc = rapt_ep_free(ep->o.h);
+	if (rc)
+		return rdat_status(rc);
+	/* Its events still queued, and the DISCONNECTED that ends an
+	 * established connection, still reach the consumer. */
+	if (st != RAPT_EP_UNCONNECTED && st != RAPT_EP_RESERVED)
+		rdat_ep_gone(ep, st == RAPT_EP_CONNECTED ||
+			     st == RAPT_EP_DISCONNECT_PENDING ||
+			     st == RAPT_EP_DISCONNECTED);
+	rdat_obj_del(&ep->o);
+	return DAT_SUCCESS;
 }
 
 DAT_RETURN rdat_ep_reset(DAT_EP_HANDLE h)
 {
 	struct rdat_ep *ep = rdat_get(h, DAT_HANDLE_TYPE_EP);
+	int rc;
 
 	if (!ep)
 		return rdat_bad(DAT_HANDLE_TYPE_EP);
-	return rdat_status(rapt_ep_reset(ep->o.h));
+	rc = rapt_ep_reset(ep->o.h);
+	if (!rc)	/* a new connection: a new end to report */
+		__atomic_store_n(&ep->ended, 0, __ATOMIC_RELAXED);
+	return rdat_status(rc);
 }
 
 /* DAT completion flags to rapt post flags. */

@@ -255,55 +255,19 @@ static int rdat_ev_cr(struct rdat_evd *evd, const struct rapt_event_cr *c,
 	return 0;
 }
 
-/*
- * The end of an SRQ EP's connection: uDAPL tells it on the async EVD as
- * DAT_ASYNC_ERROR_EP_BROKEN (InfiniBand's "last WQE reached": the EP takes
- * no more receives from the SRQ), and dtestsrq waits for it.  rapt has no
- * such event, so one is queued here, when the consumer takes the EP's
- * DISCONNECTED or BROKEN: as a software event whose pointer is a mark in
- * the live-handle table, which rdat_ev_mark() turns back into the DAT
- * event.  A consumer's own pointers are never in that table.
- */
-struct rdat_mark {
-	struct rdat_obj o;
-	struct rdat_ep *ep;
-};
-
 static void rdat_srq_ep_done(struct rdat_ep *ep)
 {
-	struct rdat_evd *async = ep->o.ia->async_evd;
-	struct rdat_mark *m;
-
-	if (!ep->srq || !async)
-		return;
-	m = rdat_obj_new(sizeof(*m), RDAT_TYPE_MARK, ep->o.ia, ep->o.prov);
-	if (!m)
-		return;
-	m->ep = ep;
-	if (rapt_evd_post_software(async->o.h, m))
-		rdat_obj_del(&m->o);
-}
-
-static int rdat_ev_mark(struct rdat_mark *m, DAT_EVENT *e)
-{
-	DAT_ASYNCH_ERROR_EVENT_DATA *x = &e->event_data.asynch_error_event_data;
-	struct rdat_ep *ep = rdat_get(m->ep, DAT_HANDLE_TYPE_EP);
-
-	rdat_obj_del(&m->o);
-	if (!ep)
-		return -1;
-	e->event_number = DAT_ASYNC_ERROR_EP_BROKEN;
-	x->dat_handle = ep;
-	x->reason = DAT_EP_OTHER_ERROR;
-	return 0;
+	if (ep->srq && ep->o.ia->async_evd)
+		rdat_mark_post(ep->o.ia->async_evd, ep,
+			       DAT_ASYNC_ERROR_EP_BROKEN);
 }
 
 static int rdat_ev_sw(void *pointer, DAT_EVENT *e)
 {
-	struct rdat_mark *m = rdat_get(pointer, RDAT_TYPE_MARK);
+	int rc = rdat_mark_event(pointer, e);
 
-	if (m)
-		return rdat_ev_mark(m, e);
+	if (rc <= 0)
+		return rc;
 	e->event_number = DAT_SOFTWARE_EVENT;
 	e->event_data.software_event_data.pointer = pointer;
 	return 0;
@@ -329,12 +293,23 @@ static int rdat_ev_conn(uint32_t type, const struct rapt_event_conn *c,
 	DAT_CONNECTION_EVENT_DATA *x = &e->event_data.connect_event_data;
 	unsigned int i = type & 0xff;
 
-	x->ep_handle = rdat_from_rapt(c->ep);
-	if (!x->ep_handle || i >= sizeof(num) / sizeof(num[0]) || !num[i])
+	struct rdat_ep *ep;
+	int end = type != RAPT_EV_ESTABLISHED;
+
+	if (i >= sizeof(num) / sizeof(num[0]) || !num[i])
 		return -1;
 	e->event_number = num[i];
+	ep = rdat_from_rapt(c->ep);
+	if (!ep) {	/* queued before the consumer freed the EP */
+		x->ep_handle = rdat_ghost_of(c->ep, end);
+		return x->ep_handle ? 0 : -1;
+	}
+	x->ep_handle = ep;
+	/* The consumer has had this connection's end: rdat_ep_free(). */
+	if (end)
+		__atomic_store_n(&ep->ended, 1, __ATOMIC_RELAXED);
 	if (type == RAPT_EV_DISCONNECTED || type == RAPT_EV_BROKEN)
-		rdat_srq_ep_done(x->ep_handle);
+		rdat_srq_ep_done(ep);
 	x->private_data_size = (DAT_COUNT)c->pdata_len;
 	x->private_data = (DAT_PVOID)c->pdata;
 	return 0;
@@ -377,6 +352,8 @@ static int rdat_ev_async(struct rdat_evd *evd, uint32_t type,
 static int rdat_event(struct rdat_evd *evd, const struct rapt_event *r,
 		      DAT_EVENT *e)
 {
+	int rc;
+
 	memset(e, 0, sizeof(*e));
 	e->evd_handle = evd;
 	switch (r->type >> 8) {
@@ -385,14 +362,21 @@ static int rdat_event(struct rdat_evd *evd, const struct rapt_event *r,
 	case 0x01:
 		return rdat_ev_cr(evd, &r->u.cr, e);
 	case 0x02:
-		return rdat_ev_conn(r->type, &r->u.conn, e);
+		rc = rdat_ev_conn(r->type, &r->u.conn, e);
+		break;
 	case 0x04:
 		return rdat_ev_async(evd, r->type, &r->u.async, e);
 	case 0x08:
-		return rdat_ev_sw(r->u.sw.pointer, e);
+		rc = rdat_ev_sw(r->u.sw.pointer, e);
+		break;
 	default:
 		return -1;
 	}
+	if (!rc && (e->event_number & ~0xffu) ==
+	    (DAT_CONNECTION_EVENT_ESTABLISHED & ~0xffu))
+		rdat_trace(e->event_number,
+			   e->event_data.connect_event_data.ep_handle);
+	return rc;
 }
 
 DAT_RETURN rdat_evd_wait(DAT_EVD_HANDLE h, DAT_TIMEOUT timeout,

@@ -241,13 +241,67 @@ uint16_t rdat_port(const struct sockaddr_storage *ss)
  * DAT has no detail string per call: with RAPT_DAT2_DEBUG set, each rapt
  * failure behind a DAT code is printed with rapt_last_error()'s detail.
  */
-static void rdat_debug(int rc)
+static int rdat_debug_on(void)
 {
 	static int on = -1;
 
-	if (on < 0)
-		on = getenv("RAPT_DAT2_DEBUG") != NULL;
-	if (on && rc && rc != RAPT_EAGAIN && rc != RAPT_ETIMEDOUT)
+	if (__atomic_load_n(&on, __ATOMIC_RELAXED) < 0)
+		__atomic_store_n(&on, getenv("RAPT_DAT2_DEBUG") != NULL,
+				 __ATOMIC_RELAXED);
+	return __atomic_load_n(&on, __ATOMIC_RELAXED);
+}
+
+/*
+ * RAPT_DAT2_TRACE=FILE: one line per connection event delivered, in the
+ * order the consumer gets them, fully buffered (written at exit or when
+ * the buffer fills) so that tracing hardly changes the timing it records.
+ */
+static pthread_mutex_t rdat_trace_lock = PTHREAD_MUTEX_INITIALIZER;
+static FILE *rdat_trace_file;
+static int rdat_trace_state;	/* 0 not looked, 1 on, -1 off */
+
+static void rdat_trace_close(void)
+{
+	pthread_mutex_lock(&rdat_trace_lock);
+	if (rdat_trace_file)
+		fclose(rdat_trace_file);
+	rdat_trace_file = NULL;
+	rdat_trace_state = -1;
+	pthread_mutex_unlock(&rdat_trace_lock);
+}
+
+/**
+ * rdat_trace - note a delivered event in RAPT_DAT2_TRACE's file
+ * @num: the DAT event number
+ * @h: the DAT handle it names
+ */
+void rdat_trace(DAT_EVENT_NUMBER num, const void *h)
+{
+	const char *path;
+
+	if (__atomic_load_n(&rdat_trace_state, __ATOMIC_RELAXED) < 0)
+		return;
+	pthread_mutex_lock(&rdat_trace_lock);
+	if (!rdat_trace_state) {
+		path = getenv("RAPT_DAT2_TRACE");
+		rdat_trace_file = path && *path ? fopen(path, "a") : NULL;
+		if (rdat_trace_file) {
+			setvbuf(rdat_trace_file, NULL, _IOFBF, 1 << 16);
+			atexit(rdat_trace_close);
+		}
+		__atomic_store_n(&rdat_trace_state,
+				 rdat_trace_file ? 1 : -1, __ATOMIC_RELAXED);
+	}
+	if (rdat_trace_file)
+		fprintf(rdat_trace_file, "event %#x handle %p\n",
+			(unsigned int)num, h);
+	pthread_mutex_unlock(&rdat_trace_lock);
+}
+
+static void rdat_debug(int rc)
+{
+	if (rdat_debug_on() && rc && rc != RAPT_EAGAIN &&
+	    rc != RAPT_ETIMEDOUT)
 		fprintf(stderr, "rapt-dat2: %s: %s\n", rapt_err_name(rc),
 			rapt_last_error());
 }

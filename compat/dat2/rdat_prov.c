@@ -322,7 +322,7 @@ static void rdat_free_one(struct rdat_obj *o)
 	if (!rdat_get(o, RDAT_ANY))
 		return;
 	if (o->type == RDAT_TYPE_MARK) {	/* nothing behind it */
-		rdat_obj_del(o);
+		rdat_mark_del(o);
 		return;
 	}
 	switch (o->type) {
@@ -344,7 +344,7 @@ static void rdat_free_one(struct rdat_obj *o)
 /* DAT_CLOSE_ABRUPT_FLAG: free whatever the consumer left behind. */
 static void rdat_ia_free_children(struct rdat_ia *ia)
 {
-	size_t t, i, n;
+	size_t t, i, n, m;
 	struct rdat_obj **v;
 
 	n = rdat_ia_children(ia, NULL, 0);
@@ -353,7 +353,8 @@ static void rdat_ia_free_children(struct rdat_ia *ia)
 	v = calloc(n, sizeof(*v));
 	if (!v)
 		return;
-	n = rdat_ia_children(ia, v, n);
+	m = rdat_ia_children(ia, v, n);	/* more may have come since */
+	n = m < n ? m : n;
 	for (t = 0; t < sizeof(rdat_close_order) / sizeof(rdat_close_order[0]);
 	     t++)
 		for (i = 0; i < n; i++)
@@ -362,6 +363,25 @@ static void rdat_ia_free_children(struct rdat_ia *ia)
 				v[i] = NULL;
 			}
 	free(v);
+}
+
+/* The IA's objects but its marks (events of ours nobody took); -1: ENOMEM */
+static size_t rdat_ia_consumer_objs(struct rdat_ia *ia)
+{
+	struct rdat_obj **v;
+	size_t i, n, m, k = 0;
+
+	n = rdat_ia_children(ia, NULL, 0);
+	if (!n)
+		return 0;
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return (size_t)-1;
+	m = rdat_ia_children(ia, v, n);
+	for (i = 0; i < n && i < m; i++)
+		k += v[i] && v[i]->type != RDAT_TYPE_MARK;
+	free(v);
+	return k;
 }
 
 DAT_RETURN rdat_ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags)
@@ -375,11 +395,13 @@ DAT_RETURN rdat_ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags)
 	if (flags == DAT_CLOSE_ABRUPT_FLAG) {
 		rdat_ia_free_children(ia);
 	} else {
-		n = rdat_ia_children(ia, NULL, 0);
+		n = rdat_ia_consumer_objs(ia);
+		if (n == (size_t)-1)
+			return RDAT_NOMEM;
 		if (n > (ia->async_evd ? 1u : 0u))
 			return RDAT_ERR(DAT_INVALID_STATE, 0);
-		if (ia->async_evd)
-			rdat_evd_free(ia->async_evd);
+		/* The async EVD and the marks of events never taken. */
+		rdat_ia_free_children(ia);
 	}
 	rc = rapt_ia_close(ia->o.h);
 	if (rc)

@@ -4,7 +4,8 @@
  * librapt-dat2.so, in one process over loopback: private data both ways
  * (connect, accept, reject), EP states and status, an RSP, an EP reset
  * and reuse, a conn qual above rapt's service-id range, software events,
- * and the calls that must answer DAT_NOT_IMPLEMENTED.  A table of named
+ * the events of an EP freed with its connection up, and the calls that
+ * must answer DAT_NOT_IMPLEMENTED.  A table of named
  * cases; run by dat2.sh with DAT_OVERRIDE set.
  */
 #include <stdio.h>
@@ -299,6 +300,89 @@ static int t_provider_ep(void)
 	return side_close(&a) || side_close(&p);
 }
 
+/* Connect @a to @p through a PSP on @qual; both ESTABLISHED taken if
+ * @take_p, else @p's left queued. */
+static int connect_pair(struct side *a, struct side *p, DAT_CONN_QUAL qual,
+			int take_p)
+{
+	DAT_PSP_HANDLE psp;
+	DAT_CR_HANDLE cr;
+	DAT_EVENT ev;
+
+	OK(dat_psp_create(ia, qual, cr_evd, DAT_PSP_CONSUMER_FLAG, &psp));
+	if (request(a, qual, "x", &cr))
+		return -1;
+	OK(dat_cr_accept(cr, p->ep, 0, NULL));
+	if (expect(a->conn, DAT_CONNECTION_EVENT_ESTABLISHED, &ev) ||
+	    (take_p && expect(p->conn, DAT_CONNECTION_EVENT_ESTABLISHED, &ev)))
+		return -1;
+	OK(dat_psp_free(psp));
+	return 0;
+}
+
+/* The next event of @evd is @num and names @ep. */
+static int expect_ep(DAT_EVD_HANDLE evd, DAT_EVENT_NUMBER num,
+		     DAT_EP_HANDLE ep)
+{
+	DAT_EVENT ev;
+
+	if (expect(evd, num, &ev))
+		return -1;
+	CHECK(ev.event_data.connect_event_data.ep_handle == ep);
+	return 0;
+}
+
+/*
+ * An EP freed with its connection up, or with its events still queued:
+ * as in uDAPL, the consumer still gets them, naming the freed handle, and
+ * exactly one DISCONNECTED (dtestcm counts on it).
+ */
+static int t_freed_ep_events(void)
+{
+	struct side a, p;
+	DAT_EP_HANDLE old;
+	DAT_EP_STATE st;
+	DAT_EVENT ev;
+	int n;
+
+	/* 1. Freed while connected: its free is a disconnect. */
+	if (side_open(&a) || side_open(&p) || connect_pair(&a, &p, 31007, 1))
+		return -1;
+	old = p.ep;
+	OK(dat_ep_free(p.ep));
+	if (expect_ep(p.conn, DAT_CONNECTION_EVENT_DISCONNECTED, old) ||
+	    expect_ep(a.conn, DAT_CONNECTION_EVENT_DISCONNECTED, a.ep))
+		return -1;
+	CHECK(DAT_GET_TYPE(dat_evd_dequeue(p.conn, &ev)) == DAT_QUEUE_EMPTY);
+	OK(dat_ep_create(ia, pz, p.dto, p.dto, p.conn, NULL, &p.ep));
+	if (side_close(&a) || side_close(&p))
+		return -1;
+
+	/* 2. Freed with its ESTABLISHED and DISCONNECTED both queued. */
+	if (side_open(&a) || side_open(&p) || connect_pair(&a, &p, 31008, 0))
+		return -1;
+	OK(dat_ep_disconnect(a.ep, DAT_CLOSE_GRACEFUL_FLAG));
+	if (expect_ep(a.conn, DAT_CONNECTION_EVENT_DISCONNECTED, a.ep))
+		return -1;
+	/* Wait until the passive side has seen the close (its state moves
+	 * as its event is queued): at most TMO. */
+	for (n = 0; n < 5000; n++) {
+		OK(dat_ep_get_status(p.ep, &st, NULL, NULL));
+		if (st == DAT_EP_STATE_DISCONNECTED)
+			break;
+		dat_evd_wait(a.dto, 1000, 1, &ev, NULL);	/* 1 ms pause */
+	}
+	CHECK(st == DAT_EP_STATE_DISCONNECTED);
+	old = p.ep;
+	OK(dat_ep_free(p.ep));
+	if (expect_ep(p.conn, DAT_CONNECTION_EVENT_ESTABLISHED, old) ||
+	    expect_ep(p.conn, DAT_CONNECTION_EVENT_DISCONNECTED, old))
+		return -1;
+	CHECK(DAT_GET_TYPE(dat_evd_dequeue(p.conn, &ev)) == DAT_QUEUE_EMPTY);
+	OK(dat_ep_create(ia, pz, p.dto, p.dto, p.conn, NULL, &p.ep));
+	return side_close(&a) || side_close(&p);
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -309,6 +393,8 @@ static const struct {
 	{ "conn qual above 16 bits, EP reset and reuse", t_big_qual_reset },
 	{ "software events, empty dequeue, wait timeout", t_software_event },
 	{ "provider-created EP (DAT_PSP_PROVIDER_FLAG)", t_provider_ep },
+	{ "freed EP: its queued events and its DISCONNECTED still come",
+	  t_freed_ep_events },
 	{ "RMR, CNO, EPs without a PZ: not supported", t_not_implemented },
 };
 
