@@ -110,6 +110,8 @@ struct tcp_ia {
 	uint64_t rtr_settle_ns;		/* RAPT_TCP_RTR_SETTLE_MS */
 	uint32_t nep;
 	_Atomic uint32_t nparked;	/* EPs parked (tcp_park.c) */
+	_Atomic uint32_t nhandshake;	/* EPs waiting for the peer's step
+					 * of a handshake (tcp_conn.c) */
 	struct rapt_list late;		/* held closes (tcp_late.c), under
 					 * the lock */
 	uint32_t nlate;

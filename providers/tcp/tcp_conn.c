@@ -52,6 +52,13 @@ static bool ep_transition_ok(enum tcp_ep_state from, enum tcp_ep_state to)
 /* State, events and the end of a connection                          */
 /* ------------------------------------------------------------------ */
 
+/* A state in which the peer's next bytes may establish the connection. */
+static bool state_in_handshake(enum tcp_ep_state s)
+{
+	return s == TCP_EP_CONNECTING || s == TCP_EP_MPA_REQ_SENT ||
+	       s == TCP_EP_ACCEPTING || s == TCP_EP_RTR_WAIT;
+}
+
 /**
  * tcp_ep_set_state - the one place an EP's connection state changes
  * @ep: the EP, locked (or not yet shared: ep_alloc)
@@ -65,9 +72,16 @@ static bool ep_transition_ok(enum tcp_ep_state from, enum tcp_ep_state to)
  */
 void tcp_ep_set_state(struct tcp_ep *ep, enum tcp_ep_state state)
 {
+	bool was = state_in_handshake(ep->state);
+	bool is = state_in_handshake(state);
+
 	if (TCP_CHECK_STATES && !ep_transition_ok(ep->state, state))
 		tcp_err("EP %p: state %d -> %d", (void *)ep, ep->state, state);
 	ep->state = state;
+	if (is && !was)
+		atomic_fetch_add(&ep->ia->nhandshake, 1);
+	else if (was && !is)
+		atomic_fetch_sub(&ep->ia->nhandshake, 1);
 }
 
 bool tcp_cm_open(const struct tcp_ep *ep)

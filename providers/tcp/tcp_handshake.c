@@ -466,7 +466,6 @@ int tcp_cm_accept_locked(struct tcp_ep *ep, struct tcp_cr *cr,
 {
 	struct tcp_mpa_frame f;
 	int len, ret, send_err;
-	uint32_t events;
 	bool watched;
 
 	if (ep->state != TCP_EP_IDLE)
@@ -494,17 +493,26 @@ int tcp_cm_accept_locked(struct tcp_ep *ep, struct tcp_cr *cr,
 	ep->cm->hs_off = 0;
 	*hs = NULL;
 	tcp_ep_set_state(ep, TCP_EP_ACCEPTING);
-	/* The reply first, then the registration, off the requester's
-	 * wait: as it will stay, or with EPOLLOUT for a reply that did not
-	 * fit.  From here on a failure is the EP's ACCEPT_ERROR, not the
-	 * op's: the request is consumed either way. */
-	send_err = tcp_cm_send_hs(ep);
-	events = ep->cm->hs ? EPOLLOUT | EPOLLRDHUP : CM_EP_EVENTS;
+	/*
+	 * The registration, off the requester's wait, as it will stay, then
+	 * the reply.  In that order the engine hears of the RTR as soon as
+	 * it arrives: registered after the reply, the socket joined the
+	 * engine's ready list only then, behind whatever the same peer did
+	 * meanwhile on its other connections (a close, say), and the
+	 * consumer saw those first although they came later.  A reply that
+	 * did not fit then waits for EPOLLOUT instead.  From here on a
+	 * failure is the EP's ACCEPT_ERROR, not the op's: the request is
+	 * consumed either way.
+	 */
 	ret = watched ? rapt_engine_rebind(ep->ia->eng, &cr->io, &ep->io,
-					   events) :
-			rapt_engine_add(ep->ia->eng, &ep->io, events);
+					   CM_EP_EVENTS) :
+			rapt_engine_add(ep->ia->eng, &ep->io, CM_EP_EVENTS);
 	cr->io.fd = -1;
 	tcp_cr_close_free(cr);
+	send_err = ret ? 0 : tcp_cm_send_hs(ep);
+	if (!ret && !send_err && ep->cm->hs)
+		ret = rapt_engine_mod(ep->ia->eng, &ep->io,
+				      EPOLLOUT | EPOLLRDHUP);
 	if (ret || send_err)
 		tcp_cm_fail(ep, ret ? ret : send_err);
 	else if (!ep->cm->hs)

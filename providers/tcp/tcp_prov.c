@@ -482,7 +482,7 @@ static int tcp_evd_progress(void *pevd)
 	struct tcp_evd *evd = pevd;
 	struct tcp_ep *ep;
 	uint32_t i, n, own = 0;
-	bool spin, drive, yield, fdwake;
+	bool spin, drive, yield, fdwake, early;
 
 	if (!evd)
 		return 0;
@@ -495,6 +495,20 @@ static int tcp_evd_progress(void *pevd)
 		 atomic_exchange(&evd->fd_armed, false);
 	n = evd->neps < TCP_EVD_PROGRESS_EPS ? evd->neps :
 	    TCP_EVD_PROGRESS_EPS;
+	/*
+	 * While some handshake waits for its peer, the engine's ready list
+	 * goes first: an RTR or a reply that came in before a close on
+	 * another connection is reported before the DISCONNECTED that this
+	 * loop's own reads would find, in the order the peer sent them.
+	 */
+	early = n && atomic_load_explicit(&evd->ia->nhandshake,
+					  memory_order_relaxed);
+	if (early) {
+		pthread_mutex_unlock(&evd->lock);
+		rapt_engine_drive(evd->ia->eng);
+		pthread_mutex_lock(&evd->lock);
+		n = evd->neps < n ? evd->neps : n;
+	}
 	for (i = 0; i < n; i++) {
 		if (evd->cursor >= evd->neps)
 			evd->cursor = 0;
@@ -518,8 +532,8 @@ static int tcp_evd_progress(void *pevd)
 	 * handshakes, closes and timers, with no thread switch.  One that
 	 * moves data drives only now and then: that keeps a syscall off its
 	 * round trip.  (The tick is the EVD's: counted under its lock.) */
-	drive = (fdwake && !own) ||
-		(spin && (!own || !(++evd->drive_tick & TCP_DRIVE_EVERY_MASK)));
+	drive = !early && ((fdwake && !own) ||
+		(spin && (!own || !(++evd->drive_tick & TCP_DRIVE_EVERY_MASK))));
 	/* Spinning on no data path (a CR, a handshake, both of which need
 	 * the peer's): now and then let the peer have this CPU, should it
 	 * share it, rather than after a time slice. */
