@@ -7,14 +7,9 @@
 # -T T and -T P clients against a -T S server.  The one-process cases
 # (dat2_api_test, dapltest -T L and -T F) are dat2.sh's, on loopback.
 # Skips (77) without root or working network namespaces, and as dat2.sh.
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: needs root for network namespaces"
-	exit 77
-fi
-if ! ip netns list >/dev/null 2>&1; then
-	echo "SKIP: 'ip netns' does not work here"
-	exit 77
-fi
+. "$(dirname "$0")/../../../tests/netns_lib.sh"
+why=$(netns_why)
+[ -z "$why" ] || { echo "SKIP: $why"; exit 77; }
 ns_s=rdat-s$$
 ns_c=rdat-c$$
 ns_del() {
@@ -24,18 +19,11 @@ ns_del() {
 # Never leave the namespaces behind, even when make check is killed.
 trap ns_del EXIT
 trap 'exit 1' INT TERM HUP
-if ! ip netns add "$ns_s" || ! ip netns add "$ns_c"; then
-	echo "SKIP: cannot create network namespaces"
-	exit 77
-fi
-ip link add rdat0 netns "$ns_s" type veth peer name rdat0 netns "$ns_c" &&
-ip -n "$ns_s" addr add 10.215.0.1/24 dev rdat0 &&
-ip -n "$ns_c" addr add 10.215.0.2/24 dev rdat0 &&
-ip -n "$ns_s" link set lo up && ip -n "$ns_c" link set lo up &&
-ip -n "$ns_s" link set rdat0 up && ip -n "$ns_c" link set rdat0 up || {
-	echo "FAIL: cannot set up the veth pair"
-	exit 1
-}
+netns_pair "$ns_s" "$ns_c" rdat0 10.215.0.1/24 10.215.0.2/24
+case $? in
+1) echo "SKIP: cannot create network namespaces"; exit 77 ;;
+2) echo "FAIL: cannot set up the veth pair"; exit 1 ;;
+esac
 IA=rapt-tcp:rdat0
 SADDR=10.215.0.1
 SIN="ip netns exec $ns_s"

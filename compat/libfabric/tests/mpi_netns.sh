@@ -8,14 +8,9 @@
 # without root or working network namespaces.
 . "$(dirname "$0")/mpi_lib.sh"
 mpi_prereq
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: needs root for network namespaces"
-	exit 77
-fi
-if ! ip netns list >/dev/null 2>&1; then
-	echo "SKIP: 'ip netns' does not work here"
-	exit 77
-fi
+. "$(dirname "$0")/../../../tests/netns_lib.sh"
+why=$(netns_why)
+[ -z "$why" ] || { echo "SKIP: $why"; exit 77; }
 ns_a=raptfi-a$$
 ns_b=raptfi-b$$
 tmp=$(mktemp -d)
@@ -28,18 +23,11 @@ cleanup()
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
-if ! ip netns add "$ns_a" || ! ip netns add "$ns_b"; then
-	echo "SKIP: cannot create network namespaces"
-	exit 77
-fi
-ip link add rfi0 netns "$ns_a" type veth peer name rfi0 netns "$ns_b" &&
-ip -n "$ns_a" addr add 10.214.0.1/24 dev rfi0 &&
-ip -n "$ns_b" addr add 10.214.0.2/24 dev rfi0 &&
-ip -n "$ns_a" link set lo up && ip -n "$ns_b" link set lo up &&
-ip -n "$ns_a" link set rfi0 up && ip -n "$ns_b" link set rfi0 up || {
-	echo "FAIL: cannot set up the veth pair"
-	exit 1
-}
+netns_pair "$ns_a" "$ns_b" rfi0 10.214.0.1/24 10.214.0.2/24
+case $? in
+1) echo "SKIP: cannot create network namespaces"; exit 77 ;;
+2) echo "FAIL: cannot set up the veth pair"; exit 1 ;;
+esac
 # mpirun starts its daemon on the "remote host" 10.214.0.2 through this
 # agent; the marker proves rank 1 ran in the other namespace.
 cat >"$tmp/agent" <<AGENT
