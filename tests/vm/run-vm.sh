@@ -402,6 +402,13 @@ elif ! grep -q '^RAPTVM SUMMARY' "$LOG"; then
 	echo "FAIL: vm_incomplete (no summary line; see $LOG)"
 	fail=$((fail + 1))
 fi
+# Why each failure failed, next to the summary (the log scrolls by): its
+# failing cases' lines and the last lines of its output.
+for name in $(sed -n 's/^RAPTVM FAIL \([^ ]*\) .*/\1/p' "$LOG"); do
+	echo "---- $name:"
+	grep -F "    [$name" "$LOG" | grep -E '\] +(FAIL|ERROR)' | head -n 10
+	grep -F "    [$name" "$LOG" | tail -n 8
+done
 say "done"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ] && [ "$pass" -gt 0 ]
