@@ -81,6 +81,11 @@ struct rdat_lmr {
 	DAT_LMR_PARAM param;
 };
 
+struct rdat_rmr {
+	struct rdat_obj o;
+	struct rdat_pz *pz;
+};
+
 struct rdat_srq {
 	struct rdat_obj o;
 	struct rdat_pz *pz;
@@ -205,6 +210,9 @@ DAT_RETURN rdat_ep_post_rdma_write(DAT_EP_HANDLE, DAT_COUNT,
 				   DAT_LMR_TRIPLET *, DAT_DTO_COOKIE,
 				   const DAT_RMR_TRIPLET *,
 				   DAT_COMPLETION_FLAGS);
+DAT_RETURN rdat_ep_post_send_inv(DAT_EP_HANDLE, DAT_COUNT, DAT_LMR_TRIPLET *,
+				 DAT_DTO_COOKIE, DAT_COMPLETION_FLAGS,
+				 DAT_BOOLEAN, DAT_RMR_CONTEXT);
 DAT_RETURN rdat_ep_get_status(DAT_EP_HANDLE, DAT_EP_STATE *, DAT_BOOLEAN *,
 			      DAT_BOOLEAN *);
 DAT_RETURN rdat_ep_free(DAT_EP_HANDLE);
@@ -237,6 +245,18 @@ DAT_RETURN rdat_cr_accept(DAT_CR_HANDLE, DAT_EP_HANDLE, DAT_COUNT,
 DAT_RETURN rdat_cr_reject(DAT_CR_HANDLE, DAT_COUNT, const DAT_PVOID);
 uint64_t rdat_qual(const struct rdat_ia *ia, DAT_CONN_QUAL qual);
 struct rdat_cr *rdat_cr_wrap(struct rdat_ia *ia, struct rapt_cr *cr);
+
+/* rdat_rmr.c: memory windows (RAPT_CAP_RMR) */
+DAT_RETURN rdat_rmr_create(DAT_PZ_HANDLE, DAT_RMR_HANDLE *);
+DAT_RETURN rdat_rmr_create_for_ep(DAT_PZ_HANDLE, DAT_RMR_HANDLE *);
+DAT_RETURN rdat_rmr_query(DAT_RMR_HANDLE, DAT_RMR_PARAM_MASK, DAT_RMR_PARAM *);
+DAT_RETURN rdat_rmr_bind(DAT_RMR_HANDLE, DAT_LMR_HANDLE,
+			 const DAT_LMR_TRIPLET *, DAT_MEM_PRIV_FLAGS,
+			 DAT_VA_TYPE, DAT_EP_HANDLE, DAT_RMR_COOKIE,
+			 DAT_COMPLETION_FLAGS, DAT_RMR_CONTEXT *);
+DAT_RETURN rdat_rmr_free(DAT_RMR_HANDLE);
+int rdat_rmr_done(uint64_t id, DAT_RMR_HANDLE *rmr, DAT_RMR_COOKIE *cookie,
+		  int *quiet);
 
 /* rdat_mark.c: events this library makes, and freed EPs' events */
 void rdat_mark_post(struct rdat_evd *evd, struct rdat_ep *ep,

@@ -527,9 +527,10 @@ static int rdat_sgl(DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
 	return 0;
 }
 
-enum rdat_op { RDAT_SEND, RDAT_RECV, RDAT_READ, RDAT_WRITE };
+enum rdat_op { RDAT_SEND, RDAT_SEND_INV, RDAT_RECV, RDAT_READ, RDAT_WRITE };
 
-/* The four posts: the same checks, then the rapt call of @op. */
+/* The posts: the same checks, then the rapt call of @op (@rt->rmr_context
+ * is the key a RDAT_SEND_INV invalidates). */
 static DAT_RETURN rdat_post(DAT_EP_HANDLE h, enum rdat_op op, DAT_COUNT n,
 			    const DAT_LMR_TRIPLET *iov,
 			    const DAT_RMR_TRIPLET *rt, uint64_t cookie,
@@ -549,6 +550,10 @@ static DAT_RETURN rdat_post(DAT_EP_HANDLE h, enum rdat_op op, DAT_COUNT n,
 	switch (op) {
 	case RDAT_SEND:
 		rc = rapt_ep_post_send(ep->o.h, sgl, k, cookie, f);
+		break;
+	case RDAT_SEND_INV:
+		rc = rapt_ep_post_send_inv(ep->o.h, sgl, k, cookie, f,
+					   rt->rmr_context);
 		break;
 	case RDAT_RECV:
 		rc = rapt_ep_post_recv(ep->o.h, sgl, k, cookie);
@@ -571,6 +576,27 @@ DAT_RETURN rdat_ep_post_send(DAT_EP_HANDLE h, DAT_COUNT n,
 			     DAT_COMPLETION_FLAGS flags)
 {
 	return rdat_post(h, RDAT_SEND, n, iov, NULL, cookie.as_64, flags);
+}
+
+/*
+ * The peer's key goes in a Send with Invalidate where rapt has one
+ * (RAPT_CAP_SEND_INVALIDATE: any rkey the peer gave, an RMR's or an
+ * LMR's); a send without invalidate_flag is a plain send.
+ */
+DAT_RETURN rdat_ep_post_send_inv(DAT_EP_HANDLE h, DAT_COUNT n,
+				 DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+				 DAT_COMPLETION_FLAGS flags, DAT_BOOLEAN inv,
+				 DAT_RMR_CONTEXT rmr_context)
+{
+	struct rdat_ep *ep = rdat_get(h, DAT_HANDLE_TYPE_EP);
+	DAT_RMR_TRIPLET rt = { .rmr_context = rmr_context };
+
+	if (!ep)
+		return rdat_bad(DAT_HANDLE_TYPE_EP);
+	if (!(ep->o.ia->attr.caps & RAPT_CAP_SEND_INVALIDATE))
+		return RDAT_NOTIMPL;
+	return rdat_post(h, inv ? RDAT_SEND_INV : RDAT_SEND, n, iov, &rt,
+			 cookie.as_64, flags);
 }
 
 DAT_RETURN rdat_ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n,

@@ -9,13 +9,13 @@
 
 #include "rdat.h"
 
-/* DAT_EVD_*_FLAG to rapt streams.  RMR_BIND carries nothing: no RMRs
- * are mapped yet. */
+/* DAT_EVD_*_FLAG to rapt streams.  A bind completes on rapt's DTO
+ * stream, in order with the EP's other requests. */
 static unsigned int rdat_streams(struct rdat_ia *ia, DAT_EVD_FLAGS flags)
 {
 	unsigned int s = 0;
 
-	if (flags & DAT_EVD_DTO_FLAG)
+	if (flags & (DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG))
 		s |= RAPT_EVD_DTO;
 	if (flags & DAT_EVD_CONNECTION_FLAG)
 		s |= RAPT_EVD_CONNECTION;
@@ -181,9 +181,6 @@ static DAT_DTOS rdat_dto_op(const struct rapt_event_dto *d)
 		return DAT_DTO_RDMA_WRITE;
 	case RAPT_OP_RDMA_READ:
 		return DAT_DTO_RDMA_READ;
-	case RAPT_OP_RMR_BIND:	/* DAT 2.0: binds complete as DTOs */
-	case RAPT_OP_RMR_UNBIND:
-		return DAT_DTO_BIND_MW;
 	default:
 		return (d->flags & RAPT_DTO_INVALIDATED) ?
 			DAT_DTO_RECEIVE_WITH_INVALIDATE : DAT_DTO_RECEIVE;
@@ -212,10 +209,32 @@ static DAT_DTO_COMPLETION_STATUS rdat_dto_status(uint32_t s)
 	}
 }
 
+/*
+ * A bind or unbind (rdat_rmr.c): DAT names the RMR and the consumer's
+ * cookie, which rdat_rmr_done() finds by rapt's cookie.  A successful
+ * bind the consumer asked no completion for ends here.
+ */
+static int rdat_ev_bind(const struct rapt_event_dto *d, DAT_EVENT *e)
+{
+	DAT_RMR_BIND_COMPLETION_EVENT_DATA *x =
+		&e->event_data.rmr_completion_event_data;
+	int quiet;
+
+	if (rdat_rmr_done(d->cookie, &x->rmr_handle, &x->user_cookie, &quiet))
+		return -1;
+	if (quiet && d->status == RAPT_DTO_SUCCESS)
+		return -1;
+	e->event_number = DAT_RMR_BIND_COMPLETION_EVENT;
+	x->status = rdat_dto_status(d->status);
+	return 0;
+}
+
 static int rdat_ev_dto(const struct rapt_event_dto *d, DAT_EVENT *e)
 {
 	DAT_DTO_COMPLETION_EVENT_DATA *x = &e->event_data.dto_completion_event_data;
 
+	if (d->op == RAPT_OP_RMR_BIND || d->op == RAPT_OP_RMR_UNBIND)
+		return rdat_ev_bind(d, e);
 	x->ep_handle = rdat_from_rapt(d->ep);
 	if (!x->ep_handle)
 		return -1;

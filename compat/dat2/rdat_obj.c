@@ -74,6 +74,8 @@ static int rdat_rapt_free(DAT_HANDLE_TYPE type, void *h)
 		return rapt_ep_free(h);
 	case DAT_HANDLE_TYPE_SRQ:
 		return rapt_srq_free(h);
+	case DAT_HANDLE_TYPE_RMR:
+		return rapt_rmr_free(h);
 	case DAT_HANDLE_TYPE_PSP:
 		return rapt_psp_free(h);
 	case DAT_HANDLE_TYPE_RSP:

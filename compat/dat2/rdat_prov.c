@@ -210,7 +210,10 @@ static void rdat_ia_attr_fill(struct rdat_ia *ia, DAT_IA_ATTR *a)
 	a->max_pzs = RDAT_UNBOUNDED;
 	a->max_message_size = rdat_seg(r->max_msg_size);
 	a->max_rdma_size = rdat_seg(r->max_rdma_size);
-	a->max_rmrs = 0;	/* rapt's memory windows: not mapped yet */
+	if (r->caps & RAPT_CAP_RMR) {
+		a->max_rmrs = rdat_count(r->max_rmr);
+		a->max_rmr_target_address = UINT64_MAX;
+	}
 	a->max_srqs = rdat_count(r->max_srq);
 	a->max_ep_per_srq = r->max_srq ? rdat_count(r->max_ep) : 0;
 	a->max_recv_per_srq = rdat_count(r->max_srq_recv);
@@ -284,7 +287,7 @@ static void rdat_prov_attr_fill(struct rdat_ia *ia, DAT_PROVIDER_ATTR *p)
 	p->dto_async_return_guaranteed = DAT_FALSE;
 	p->rdma_write_for_rdma_read_req = DAT_FALSE;
 	p->rdma_read_lmr_rmr_context_exposure = DAT_FALSE;
-	p->rmr_scope_supported = DAT_RMR_SCOPE_EP;
+	p->rmr_scope_supported = DAT_RMR_SCOPE_PZ;	/* rapt's windows */
 	p->is_signal_safe = DAT_FALSE;
 	p->ha_supported = DAT_FALSE;
 }
@@ -312,7 +315,8 @@ DAT_RETURN rdat_ia_query(DAT_IA_HANDLE h, DAT_EVD_HANDLE *async_evd,
 /* Free order for an abrupt close: users before what they use. */
 static const DAT_HANDLE_TYPE rdat_close_order[] = {
 	DAT_HANDLE_TYPE_CR, DAT_HANDLE_TYPE_RSP, DAT_HANDLE_TYPE_EP,
-	DAT_HANDLE_TYPE_PSP, DAT_HANDLE_TYPE_SRQ, DAT_HANDLE_TYPE_LMR,
+	DAT_HANDLE_TYPE_PSP, DAT_HANDLE_TYPE_SRQ, DAT_HANDLE_TYPE_RMR,
+	DAT_HANDLE_TYPE_LMR,
 	DAT_HANDLE_TYPE_PZ, DAT_HANDLE_TYPE_EVD, RDAT_TYPE_MARK,
 };
 
@@ -334,6 +338,9 @@ static void rdat_free_one(struct rdat_obj *o)
 		break;
 	case DAT_HANDLE_TYPE_EVD:
 		rdat_evd_free(o);
+		break;
+	case DAT_HANDLE_TYPE_RMR:
+		rdat_rmr_free(o);
 		break;
 	default:
 		rdat_free(o, o->type);

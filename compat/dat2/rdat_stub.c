@@ -8,10 +8,9 @@
  * none pretends to succeed.  Why each one is missing:
  *  - CNO: rapt waits per EVD (rapt_evd_wait, rapt_evd_get_fd); one wait
  *    point for many EVDs is not in its API.
- *  - RMR (memory windows): rapt's API for them (API 1.3, RAPT_CAP_RMR)
- *    landed after this library was written and is not mapped yet, so
- *    max_rmrs is 0.  post_send_with_invalidate and post_rdma_read_to_rmr
- *    name RMR contexts and wait for that mapping too.
+ *  - post_rdma_read_to_rmr: its sink is an RMR triplet (an iWARP read
+ *    placed through a window's STag); rapt's reads land in LMRs only.
+ *    The RMR calls themselves are in rdat_rmr.c.
  *  - CSP / ep_common_connect, cr_handoff, HA, EP watermarks, recv_query:
  *    no rapt counterpart.
  */
@@ -62,31 +61,6 @@ static DAT_RETURN rdat_cr_handoff(DAT_CR_HANDLE cr, DAT_CONN_QUAL q)
 	return RDAT_NOTIMPL;
 }
 
-static DAT_RETURN rdat_rmr_create(DAT_PZ_HANDLE pz, DAT_RMR_HANDLE *rmr)
-{
-	return RDAT_NOTIMPL;
-}
-
-static DAT_RETURN rdat_rmr_query(DAT_RMR_HANDLE rmr, DAT_RMR_PARAM_MASK m,
-				 DAT_RMR_PARAM *p)
-{
-	return RDAT_NOTIMPL;
-}
-
-static DAT_RETURN rdat_rmr_bind(DAT_RMR_HANDLE rmr, DAT_LMR_HANDLE lmr,
-				const DAT_LMR_TRIPLET *t, DAT_MEM_PRIV_FLAGS p,
-				DAT_VA_TYPE va, DAT_EP_HANDLE ep,
-				DAT_RMR_COOKIE c, DAT_COMPLETION_FLAGS f,
-				DAT_RMR_CONTEXT *ctx)
-{
-	return RDAT_NOTIMPL;
-}
-
-static DAT_RETURN rdat_rmr_free(DAT_RMR_HANDLE rmr)
-{
-	return RDAT_NOTIMPL;
-}
-
 static DAT_RETURN rdat_csp_create(DAT_IA_HANDLE ia, DAT_COMM *comm,
 				  DAT_IA_ADDRESS_PTR a, DAT_EVD_HANDLE evd,
 				  DAT_CSP_HANDLE *csp)
@@ -110,14 +84,6 @@ static DAT_RETURN rdat_ep_common_connect(DAT_EP_HANDLE ep,
 					 DAT_COUNT len, const DAT_PVOID pd)
 {
 	return RDAT_NOMODEL;
-}
-
-static DAT_RETURN rdat_post_send_inv(DAT_EP_HANDLE ep, DAT_COUNT n,
-				     DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE c,
-				     DAT_COMPLETION_FLAGS f, DAT_BOOLEAN inv,
-				     DAT_RMR_CONTEXT rmr)
-{
-	return RDAT_NOTIMPL;
 }
 
 static DAT_RETURN rdat_post_read_to_rmr(DAT_EP_HANDLE ep,
@@ -227,8 +193,8 @@ const DAT_PROVIDER rdat_provider_template = {
 	.csp_query_func = rdat_csp_query,
 	.csp_free_func = rdat_csp_free,
 	.ep_common_connect_func = rdat_ep_common_connect,
-	.rmr_create_for_ep_func = rdat_rmr_create,
-	.ep_post_send_with_invalidate_func = rdat_post_send_inv,
+	.rmr_create_for_ep_func = rdat_rmr_create_for_ep,
+	.ep_post_send_with_invalidate_func = rdat_ep_post_send_inv,
 	.ep_post_rdma_read_to_rmr_func = rdat_post_read_to_rmr,
 	.cno_fd_create_func = rdat_cno_fd_create,
 	.cno_trigger_func = rdat_cno_trigger,

@@ -88,7 +88,6 @@ fft_reason() {
 	case $1 in
 	queryinfo:1|queryinfo:12|queryinfo:13) echo "no CNO in rapt" ;;
 	queryinfo:5) echo "dapltest reports the CR query case unsupported" ;;
-	queryinfo:9) echo "RMR: rapt's memory windows are not mapped yet" ;;
 	*) echo "" ;;
 	esac
 }
