@@ -126,6 +126,16 @@ wait_for() {
 		done
 		return
 		;;
+	hostport:*)
+		# a listening TCP socket in netns init
+		hex=$(printf '%04X' "${2#hostport:}")
+		while ! grep -q ":$hex 00000000:0000 0A" /proc/net/tcp &&
+		      [ $n -lt 100 ] && kill -0 "$3" 2>/dev/null; do
+			sleep 0.1
+			n=$((n + 1))
+		done
+		return
+		;;
 	cmport:*)
 		# an rdma_cm listener on that port (rdma_cm ids of any
 		# device: rxe has no TCP socket to look for)

@@ -37,13 +37,17 @@
 #                on the iwarp (siw) and ib (rxe) providers: 2 ranks,
 #                compat/libfabric/tests/mpi_check (needs a build with the
 #                libfabric provider, and Open MPI on this machine)
+#   dat          uDAPL's dapltest, dtest and dtestcm through rapt's DAT
+#                provider on iwarp (siw) and ib (rxe), and through
+#                uDAPL's own rdma_cm provider on the same devices, side
+#                by side (needs a build with the DAT provider)
 #
 # Prints "PASS: name" / "FAIL: name" / "SKIP: name (why)" lines and "N
 # passed, M failed, K skipped"; the exit status is 0 only if no test
 # failed.
 #
 # Env: WORKDIR=/var/tmp/rapt-siw-vm  cache (downloads, kernel, siw.ko)
-#      SUITES="interop conformance foreign perf ib mpi"
+#      SUITES="interop conformance foreign perf ib mpi dat"
 #      KVER=6.1.0-NN-amd64          pin the guest kernel ABI (default: what
 #                                   linux-image-amd64 depends on)
 #      SKIP_APT=1                   no apt-get update/install
@@ -66,7 +70,7 @@ WORKDIR=${WORKDIR:-/var/tmp/rapt-siw-vm}
 SMP=${SMP:-2}
 MEM=${MEM:-1G}
 VM_TIMEOUT=${VM_TIMEOUT:-2400}
-SUITES=${SUITES:-interop conformance foreign perf ib mpi}
+SUITES=${SUITES:-interop conformance foreign perf ib mpi dat}
 ARCH_LIB=/usr/lib/x86_64-linux-gnu
 T_START=$(date +%s.%N)
 
@@ -107,7 +111,7 @@ say "guest kernel $KPKG $KDEBVER"
 
 PKGS=(qemu-system-x86 busybox-static cpio kmod xz-utils iproute2
       libibverbs-dev librdmacm-dev ibverbs-providers rdmacm-utils perftest
-      nftables libcunit1 gcc make libc6-dev openmpi-bin
+      nftables libcunit1 gcc make libc6-dev openmpi-bin dapl2-utils
       "linux-headers-$KVER" "linux-source-$KSERIES")
 missing=()
 for p in "${PKGS[@]}"; do
@@ -314,6 +318,21 @@ if [[ " $SUITES " == *" mpi "* ]] &&
 	rm -f "$ROOT$ARCH_LIB/librapt-fi.so"
 	mkdir -p "$ROOT/etc/openmpi"
 	cp -r /etc/openmpi/. "$ROOT/etc/openmpi/" 2>/dev/null || true
+fi
+# uDAPL's test programs and its rdma_cm provider (dlopen()ed by libdat2),
+# and rapt's DAT provider with rapt-dat2-conf, for the dat suite.
+if [[ " $SUITES " == *" dat "* ]] &&
+   grep -qF 'S["HAVE_DAT2_TRUE"]=""' "$BUILD/config.status" &&
+   make -s -C "$BUILD" compat/dat2/librapt-dat2.la \
+	compat/dat2/rapt-dat2-conf >> make.log 2>&1 &&
+   command -v dapltest >/dev/null && [ -f "$ARCH_LIB/libdaplofa.so.2" ]; then
+	with_libs "$(command -v dapltest)" "$(command -v dtest)" \
+		"$(command -v dtestcm)" "$ARCH_LIB/libdaplofa.so.2" \
+		"$(real_prog compat/dat2/rapt-dat2-conf)" \
+		"$BUILD/compat/dat2/.libs/librapt-dat2.so"
+	place "$BUILD/compat/dat2/.libs/librapt-dat2.so" \
+		/opt/rapt/dat2/librapt-dat2.so
+	rm -f "$ROOT$ARCH_LIB/librapt-dat2.so"
 fi
 with_libs "$ARCH_LIB/libibverbs/libsiw-rdmav34.so" \
 	"$ARCH_LIB/libibverbs/librxe-rdmav34.so" "$ARCH_LIB/libgcc_s.so.1"

@@ -1,0 +1,203 @@
+# SPDX-License-Identifier: MIT
+# VM suite "dat" (sourced by tests/vm/init.sh): uDAPL's own test programs
+# (Debian's dapl2-utils 2.1.10), unmodified, through rapt's DAT provider
+# (compat/dat2, librapt-dat2.so) on rapt's iwarp provider (siw: server on
+# siw1 in netns peer, client on siw0) and ib provider (rxe: server on
+# rxe2, client on rxe1, over the wire), and, side by side in the same
+# run on the same devices, through uDAPL's own rdma_cm provider
+# (libdaplofa, "ofa-v2"): only ratios within one run mean anything here.
+#
+#   dat_<tr>_T_sr256    dapltest -T T client SR 256 server SR 256, -V
+#   dat_<tr>_T_rdma     -T T op list with RDMA write and a 2-segment RDMA
+#                       read (client RR 4096 2), -V
+#   dat_<tr>_P_rw       -T P -m p RW 4096 2
+#   dat_<tr>_P_rr       -T P -m b RR 4096 2
+#   dat_<tr>_dtest      dtest -b 65536, two nodes
+#   dat_<tr>_dtestcm    dtestcm -c 30, two nodes (siw makes about 36 QPs
+#                       per process, and dtestcm holds one EP per
+#                       connection on each side)
+#
+# Each of these is rapt's test (PASS or FAIL); uDAPL's run of the same
+# is the reference: its result and figures are INFO lines, then one INFO
+# line per figure with rapt's ratio to uDAPL's.  The programs' exit codes
+# cannot be trusted (dtest exits 0 after "FAILED"): output text decides.
+#
+# shellcheck shell=sh
+
+DAT_LIB=/opt/rapt/dat2/librapt-dat2.so
+DAT_CONF=/tmp/dat.conf		# every name, each on its own device
+DAT_CCONF=/tmp/dat-client.conf	# the server's names, on the client's device
+DAT_BAD='Error|ERR:|FAIL|Segmentation|Aborted|dumped'
+DT_PORT=45300
+
+# dat_conf_line RAPT_IA NAME [PREFIX]: rapt-dat2-conf's line of RAPT_IA,
+# renamed (run in the netns where that IA has its address)
+dat_conf_line() {
+	$3 rapt-dat2-conf -l $DAT_LIB |
+		awk -v ia="\"$1\"" -v n="$2" '$7 == ia { $1 = n; print; exit }'
+}
+
+# dat_figure FILE KEY: the number after "KEY :" or "KEY " (dapltest,
+# dtestcm's CPS) or before "MB/sec" (dtest: KEY "MB/sec")
+dat_figure() {
+	case $2 in
+	MB/sec) sed -n 's/.* \([0-9.]*\) MB\/sec.*/\1/p' "$1" | head -n 1 ;;
+	*) sed -n "s/.*$2 *:* *\([0-9][0-9.]*\).*/\1/p" "$1" | head -n 1 ;;
+	esac
+}
+
+# dat_judge NAME PROV LOG OK [FIGURE-KEY]: rapt's run is a result,
+# uDAPL's an INFO line; the figure is kept in /tmp/NAME.PROV.fig
+dat_judge() {
+	local name=$1 prov=$2 log=$3 ok=$4 key=$5 rc=0 fig=
+	grep -q "$ok" "$log" || rc=1
+	grep -Eq "$DAT_BAD" "$log" && rc=1
+	[ -n "$key" ] && [ $rc = 0 ] && fig=$(dat_figure "$log" "$key")
+	echo "$fig" > /tmp/$name.$prov.fig
+	if [ $prov = rapt ]; then
+		[ $rc = 0 ] || show "$name" "$log"
+		result "$name" $rc "$DAT_T0"
+		[ -n "$fig" ] && info "$name: rapt $key $fig"
+	elif [ $rc = 0 ]; then
+		info "$name: uDAPL passes${fig:+, $key $fig}"
+	else
+		info "$name: uDAPL FAILS: $(grep -Eh "$DAT_BAD" "$log" | head -n 1)"
+	fi
+}
+
+# dat_ratio NAME KEY: rapt's figure over uDAPL's, when both have one
+dat_ratio() {
+	local r u
+	r=$(cat /tmp/$1.rapt.fig 2>/dev/null)
+	u=$(cat /tmp/$1.udapl.fig 2>/dev/null)
+	[ -n "$r" ] && [ -n "$u" ] &&
+		info "$1: $2 rapt $r, uDAPL $u: $(awk -v a="$r" -v b="$u" \
+			'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }')"
+}
+
+# dat_dapltest TR PROV SIA CIA SADDR READY [SERVER-PREFIX]: one -T S
+# server, -T T and -T P clients, -T Q
+dat_dapltest() {
+	local tr=$1 prov=$2 sia=$3 cia=$4 addr=$5 ready=$6 in=$7 spid c
+	local sl=/tmp/dat_${tr}_S.$prov.log
+	DT_PORT=$((DT_PORT + 1))
+	c="-s $addr -n $DT_PORT -D $cia"
+	DAT_T0=$(now)
+	timeout 300 $in dapltest -T S -D "$sia" -n $DT_PORT > $sl 2>&1 &
+	spid=$!
+	wait_for $sl "$ready:$DT_PORT" $spid
+	DAT_T0=$(now)
+	timeout 120 dapltest -T T $c -i 1000 -t 1 -w 1 -V \
+		client SR 256 server SR 256 > /tmp/t.$prov.log 2>&1
+	dat_judge dat_${tr}_T_sr256 $prov /tmp/t.$prov.log 'Total WQE' 'Total WQE'
+	DAT_T0=$(now)
+	timeout 120 dapltest -T T $c -i 1000 -t 1 -w 1 -V client SR 1024 \
+		client RW 4096 2 client RR 4096 2 server SR 1024 \
+		> /tmp/t.$prov.log 2>&1
+	dat_judge dat_${tr}_T_rdma $prov /tmp/t.$prov.log 'Total WQE' 'Total WQE'
+	DAT_T0=$(now)
+	timeout 120 dapltest -T P $c -i 2000 -m p RW 4096 2 \
+		> /tmp/t.$prov.log 2>&1
+	dat_judge dat_${tr}_P_rw $prov /tmp/t.$prov.log 'Operation Throughput' \
+		'Operation Throughput'
+	DAT_T0=$(now)
+	timeout 120 dapltest -T P $c -i 2000 -m b RR 4096 2 \
+		> /tmp/t.$prov.log 2>&1
+	dat_judge dat_${tr}_P_rr $prov /tmp/t.$prov.log 'Operation Throughput' \
+		'Operation Throughput'
+	timeout 30 dapltest -T Q $c > /tmp/t.$prov.log 2>&1
+	reap $spid 30 > /dev/null
+	# the server's side of rapt's failures
+	[ $prov = rapt ] && [ "$FAILED" != "$DAT_FAILED" ] && show "dat_$tr" $sl
+	DAT_FAILED=$FAILED
+}
+
+# dat_pair NAME PROV OK KEY SERVER-PREFIX READY "SERVER CMD" "CLIENT CMD":
+# dtest and dtestcm, whose clients open the server's IA name (fetched
+# from its TCP port 15828) through the client's dat.conf
+dat_pair() {
+	local name=$1 prov=$2 ok=$3 key=$4 in=$5 ready=$6 srv=$7 cli=$8 spid
+	local sl=/tmp/$name.server.$prov.log cl=/tmp/$name.client.$prov.log
+	DAT_T0=$(now)
+	timeout 180 $in $srv > $sl 2>&1 &
+	spid=$!
+	wait_for $sl "$ready:15828" $spid
+	timeout 180 env DAT_OVERRIDE=$DAT_CCONF $cli > $cl 2>&1
+	reap $spid 60 > /dev/null
+	cat $sl >> $cl
+	dat_judge $name $prov $cl "$ok" "$key"
+}
+
+# dat_transport TR DT-READY PAIR-READY SERVER-PREFIX SADDR: both
+# providers, then the ratios (wait_for's ready kinds: how dapltest's
+# server, then dtest's, shows that it listens)
+dat_transport() {
+	local tr=$1 dready=$2 pready=$3 in=$4 addr=$5 prov sia cia t
+	for prov in udapl rapt; do
+		eval "sia=\$DAT_${tr}_${prov}_S cia=\$DAT_${tr}_${prov}_C"
+		dat_dapltest $tr $prov "$sia" "$cia" $addr $dready "$in"
+		dat_pair dat_${tr}_dtest $prov 'PASSED' 'MB/sec' "$in" \
+			$pready "dtest -P $sia -s -b 65536" \
+			"dtest -P $cia -h $addr -b 65536"
+		dat_pair dat_${tr}_dtestcm $prov 'ALL 30 CONNECTED on Server' \
+			'CPS' "$in" $pready "dtestcm -P $sia -s -c 30" \
+			"dtestcm -P $cia -h $addr -c 30"
+	done
+	for t in T_sr256:'WQE/s' T_rdma:'WQE/s' P_rw:'ops/s' P_rr:'ops/s' \
+		 dtest:'MB/s' dtestcm:'connections/s'; do
+		dat_ratio dat_${tr}_${t%%:*} "${t#*:}"
+	done
+}
+
+dat_setup() {
+	local l
+	[ -f $DAT_LIB ] && command -v dapltest > /dev/null &&
+		command -v rapt-dat2-conf > /dev/null || return 1
+	export DAT_OVERRIDE=$DAT_CONF
+	{
+		dat_conf_line iwarp:siw1 rapt-iwarp:siw1 "$IN_PEER"
+		dat_conf_line iwarp:siw0 rapt-iwarp:siw0
+		dat_conf_line ib:rxe2 rapt-ib:rxe2
+		dat_conf_line ib:rxe1 rapt-ib:rxe1
+		for l in siw1:veth1 siw0:veth0 rxe2:veth3 rxe1:veth2; do
+			echo "ofa-v2-${l%%:*} u2.0 nonthreadsafe default" \
+			     "libdaplofa.so.2 dapl.2.0 \"${l#*:} 0\" \"\""
+		done
+	} > $DAT_CONF
+	{
+		dat_conf_line iwarp:siw0 rapt-iwarp:siw1
+		dat_conf_line ib:rxe1 rapt-ib:rxe2
+		echo "ofa-v2-siw1 u2.0 nonthreadsafe default libdaplofa.so.2" \
+		     "dapl.2.0 \"veth0 0\" \"\""
+		echo "ofa-v2-rxe2 u2.0 nonthreadsafe default libdaplofa.so.2" \
+		     "dapl.2.0 \"veth2 0\" \"\""
+	} > $DAT_CCONF
+	[ "$(grep -c '^rapt-' $DAT_CONF)" = 4 ] || {
+		echo "    [dat] rapt-dat2-conf listed:"
+		rapt-dat2-conf -l $DAT_LIB | sed 's/^/    [dat] /'
+		$IN_PEER rapt-dat2-conf -l $DAT_LIB | sed 's/^/    [dat peer] /'
+		return 2
+	}
+	sed 's/^/    [dat.conf] /' $DAT_CONF
+	return 0
+}
+
+DAT_iwarp_rapt_S=rapt-iwarp:siw1 DAT_iwarp_rapt_C=rapt-iwarp:siw0
+DAT_iwarp_udapl_S=ofa-v2-siw1 DAT_iwarp_udapl_C=ofa-v2-siw0
+DAT_ib_rapt_S=rapt-ib:rxe2 DAT_ib_rapt_C=rapt-ib:rxe1
+DAT_ib_udapl_S=ofa-v2-rxe2 DAT_ib_udapl_C=ofa-v2-rxe1
+DAT_T0=$(now)
+DAT_FAILED=$FAILED
+dat_setup
+case $? in
+0)
+	dat_transport iwarp peerport peerport "$IN_PEER" $SIW_ADDR
+	dat_transport ib cmport hostport "" $RXE_WIRE_PEER_ADDR
+	;;
+1)
+	result dat 77 "$DAT_T0" "the build has no DAT provider, or the host no dapl2-utils (libdapl-dev, dapl2-utils)"
+	;;
+*)
+	result dat_setup 1 "$DAT_T0"
+	;;
+esac
