@@ -41,6 +41,12 @@
  * socket (what siw does: iWARP has no acknowledgement), a read when the
  * last Read Response segment is placed.  WRs complete in post order from
  * the head of the send queue.
+ *
+ * The fast path: a send of at most TX_FAST_MAX bytes posted while the
+ * transmit side is idle is built and written by the post itself
+ * (tx_fast_send()) as the one-FPDU batch the general path would make,
+ * and completes without entering the send queue; if the socket takes
+ * less, the WR and the rest of its batch join the general path.
  */
 #include "config.h"
 
@@ -575,6 +581,12 @@ static void sq_push(struct tcp_ep *ep)
 		tcp_tx_progress(ep);
 }
 
+static bool tx_fast_ok(const struct tcp_ep *ep, uint32_t flags,
+		       uint64_t len);
+static bool tx_fast_send(struct tcp_ep *ep, const struct rapt_sge *sgl,
+			 uint32_t nsge, uint64_t cookie, uint32_t flags,
+			 uint32_t aux, uint32_t len, int *ret);
+
 /* Queue one send-queue WR and start transmitting. */
 static int post_sq(struct tcp_ep *ep, uint8_t op, const struct rapt_sge *sgl,
 		   uint32_t nsge, uint64_t cookie, uint32_t flags,
@@ -608,6 +620,10 @@ static int post_sq(struct tcp_ep *ep, uint8_t op, const struct rapt_sge *sgl,
 		if (ret)
 			goto out;
 	}
+	if (op == RAPT_OP_SEND && tx_fast_ok(ep, flags, len) &&
+	    tx_fast_send(ep, sgl, nsge, cookie, flags, aux, (uint32_t)len,
+			 &ret))
+		goto out;
 	wr = tcp_wrq_reserve(&ep->sq, &ret);
 	if (!wr)
 		goto out;
@@ -913,13 +929,17 @@ static uint32_t put_wr_payload(struct tcp_ep *ep, struct tcp_wr *wr,
 	return crc;
 }
 
-static uint8_t send_opcode(const struct tcp_wr *wr)
+static uint8_t send_op(bool se, bool inv)
 {
-	bool se = wr->flags & RAPT_POST_SOLICITED;
-
-	if (wr->flags & TCP_WR_INVALIDATE)
+	if (inv)
 		return se ? TCP_RDMAP_SEND_SE_INV : TCP_RDMAP_SEND_INV;
 	return se ? TCP_RDMAP_SEND_SE : TCP_RDMAP_SEND;
+}
+
+static uint8_t send_opcode(const struct tcp_wr *wr)
+{
+	return send_op(wr->flags & RAPT_POST_SOLICITED,
+		       wr->flags & TCP_WR_INVALIDATE);
 }
 
 /* A WR starts: number it and, for a read, put it in the ORQ. */
@@ -1248,6 +1268,159 @@ static bool tx_open(const struct tcp_ep *ep)
 	return ep->state == TCP_EP_RTS || ep->state == TCP_EP_CLOSING ||
 	       ep->state == TCP_EP_RTR_WAIT || ep->tx->rtr ||
 	       ep->tx->pending;
+}
+
+/* ------------------------------------------------------------------ */
+/* The fast path: a lone small send                                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A send posted to an idle send queue would become a batch of its one
+ * FPDU: tx_fast_send() builds that batch on the spot, without the
+ * queue, the builder and the retire loop (about 1,200 instructions per
+ * post before, issue #14).  The wire bytes, the MSN and the completion
+ * are those the general path gives; only the payload is always copied
+ * next to its header (one iovec), which the wire does not show.
+ */
+#define TX_FAST_MAX	TCP_MAX_INLINE	/* payload bytes, copied */
+
+/*
+ * The general path would build a batch of this send's FPDUs alone, now:
+ * nothing queued, built, pending or due first (RTR, Read Responses, a
+ * Terminate), no FENCE to wait for, EPOLLOUT off, no spill to free.
+ */
+static bool tx_fast_ok(const struct tcp_ep *ep, uint32_t flags,
+		       uint64_t len)
+{
+	const struct tcp_tx *tx = ep->tx;
+
+	return len <= TX_FAST_MAX && ep->sq.head == ep->sq.tail &&
+	       tx->sq_next == ep->sq.tail && !tx->spill && !tx->pending &&
+	       tx->cur == TX_CUR_NONE && !tx->rtr && !tx->irq_count &&
+	       !tx->term_pending && !ep->sends_held && ep->io.fd >= 0 &&
+	       !(ep->io.events & EPOLLOUT) &&
+	       (!(flags & RAPT_POST_FENCE) || !ord_used(tx));
+}
+
+/*
+ * Copy a send's @len payload bytes to @d; keys are checked as
+ * put_wr_payload() checks them (inline sends: not at all, as wr_fill()).
+ * False on a bad SGE.
+ */
+static bool tx_fast_gather(struct tcp_ep *ep, const struct rapt_sge *sgl,
+			   uint32_t nsge, uint32_t flags, uint8_t *d,
+			   uint32_t len)
+{
+	struct tcp_stag_slot *pin;
+	const uint8_t *p;
+	uint32_t i, n;
+
+	for (i = 0; i < nsge && len; i++) {
+		n = sgl[i].length;
+		if (!n)
+			continue;
+		pin = NULL;
+		if (flags & RAPT_POST_INLINE) {
+			p = (const uint8_t *)(uintptr_t)sgl[i].addr;
+		} else {
+			p = tcp_mem_lkey(ep->ia, ep->pz, sgl[i].lkey,
+					 sgl[i].addr, n, 0, &pin);
+			if (!p)
+				return false;
+		}
+		memcpy(d, p, n);
+		tcp_mem_put(pin);
+		d += n;
+		len -= n;
+	}
+	return true;
+}
+
+/*
+ * The socket took less than the whole FPDU (or failed): queue the send
+ * as a WR whose FPDU is built, and let the batch, rebased into the
+ * spill, wait for EPOLLOUT, as tcp_tx_progress() does with a batch it
+ * built (the WR completes when the rest is in the socket); or fail the
+ * connection, which flushes the WR.  The queue is empty: its tail slot
+ * is free.
+ */
+static int tx_fast_defer(struct tcp_ep *ep, const struct rapt_sge *sgl,
+			 uint32_t nsge, uint64_t cookie, uint32_t flags,
+			 uint32_t aux, uint32_t msn, int ret)
+{
+	struct tcp_tx *tx = ep->tx;
+	struct tcp_wr *wr = tcp_wrq_at(&ep->sq, ep->sq.tail);
+	uint64_t len = sgl_bytes(sgl, nsge);
+
+	wr_fill(&ep->sq, wr, RAPT_OP_SEND, sgl, nsge, cookie, flags, len);
+	if (flags & RAPT_PROV_POST_INVALIDATE)
+		wr->flags |= TCP_WR_INVALIDATE;
+	wr->aux = aux;
+	wr->msn = msn;
+	wr->done = wr->len;
+	ep->sq.tail++;
+	tx->sq_next = tx->batch_sq = ep->sq.tail;
+	tx->batch_irq = 0;
+	tx->pending = true;
+	if (ret == RAPT_EAGAIN)
+		ret = tx_spill(tx);
+	if (ret == RAPT_EAGAIN)
+		tx_epollout(ep, true);
+	else
+		tcp_cm_fail(ep, ret);
+	return 0;
+}
+
+/*
+ * post_sq() for a send tx_fast_ok() let through: the one FPDU
+ * put_sq_fpdu() would build goes out in one sendmsg() and the completion
+ * is pushed at once.  False, with nothing changed, when the general path
+ * must take the send (more than one FPDU; a bad SGE, which it reports);
+ * else true, with the post's result in *@ret.
+ */
+static bool tx_fast_send(struct tcp_ep *ep, const struct rapt_sge *sgl,
+			 uint32_t nsge, uint64_t cookie, uint32_t flags,
+			 uint32_t aux, uint32_t len, int *ret)
+{
+	struct tcp_tx *tx = ep->tx;
+	struct tcp_ddp_hdr h = { .last = true };
+	struct tx_batch local;
+	uint32_t n, crc = 0;
+	int hlen;
+
+	h.opcode = send_op(flags & RAPT_POST_SOLICITED,
+			   flags & RAPT_PROV_POST_INVALIDATE);
+	h.msn = tx->msn_send;
+	h.inv_stag = aux;
+	if (len > payload_max(ep, tcp_ddp_hdr_size(h.opcode), len))
+		return false;
+	hlen = tcp_ddp_build_hdr(&h, len, local.scratch, TX_SCRATCH);
+	if (!tx_fast_gather(ep, sgl, nsge, flags, local.scratch + hlen, len))
+		return false;
+	n = (uint32_t)hlen + len;
+	if (ep->crc)
+		crc = tcp_crc32c(0, local.scratch, n);
+	n += tcp_fpdu_trailer(n - TCP_MPA_LEN_SIZE, ep->crc, crc,
+			      local.scratch + n);
+	tx->msn_send++;
+	local.iov[0].iov_base = local.scratch;
+	local.iov[0].iov_len = n;
+	local.iov_first = 0;
+	local.iov_n = 1;
+	local.used = n;
+	tx->b = &local;
+	tx->more = false;
+	*ret = tx_write(ep);
+	if (*ret) {
+		*ret = tx_fast_defer(ep, sgl, nsge, cookie, flags, aux, h.msn,
+				     *ret);
+	} else if (!(flags & RAPT_POST_SUPPRESS)) {
+		struct tcp_wr wr = { .cookie = cookie, .op = RAPT_OP_SEND };
+
+		tcp_complete(ep, ep->req_evd, &wr, RAPT_DTO_SUCCESS, len, 0,
+			     0);
+	}
+	return true;
 }
 
 /**

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <CUnit/Basic.h>
 
@@ -320,6 +321,174 @@ static int run_inline(void)
 	T(rapt_ep_post_send(c.a.ep, &g, 1, 0, RAPT_POST_INLINE) ==
 	  RAPT_ELENGTH);
 	return conn_close(&c);
+}
+
+/*
+ * The lone small send's fast path (tcp_tx.c) and its fall-backs: each
+ * round sends a message far larger than the socket buffers, 8 small sends
+ * queued behind it (the general path), then, as soon as those complete,
+ * 64 small sends in a burst: these find the send queue empty, so they
+ * take the fast path while the socket is still full of the large one, and
+ * some are taken in part or not at all (EAGAIN); the first sends of the
+ * burst wait behind an RDMA read.  Every message must
+ * arrive whole, once, in post order, into the receive posted for it, and
+ * every send must complete in post order.  With and without CRC.
+ */
+#define FP_BIG		(256u << 10)
+#define FP_QUEUED	8
+#define FP_BURST	64
+#define FP_MSGS		(1 + FP_QUEUED + FP_BURST)
+#define FP_SLOT		256		/* TCP_MAX_INLINE */
+#define FP_ROUNDS	12
+#define FP_SOCKBUF	4096
+#define FP_READ		1000000		/* cookies of the reads */
+
+/* The provider's socket connected to @peer_port on 127.0.0.1 (the
+ * active EP's: the passive one's peer is the active one's port). */
+static int lo_sock(uint16_t peer_port)
+{
+	struct sockaddr_in x, y;
+	socklen_t l, m;
+	int fd;
+
+	for (fd = 3; fd < 4096; fd++) {
+		l = m = sizeof(x);
+		if (!getsockname(fd, (struct sockaddr *)&x, &l) &&
+		    !getpeername(fd, (struct sockaddr *)&y, &m) &&
+		    l == sizeof(x) && x.sin_family == AF_INET &&
+		    ntohs(y.sin_port) == peer_port)
+			return fd;
+	}
+	return -1;
+}
+
+/* Shrink the active side's send buffer, so the large message keeps it
+ * full.  (A receive buffer shrunk after the handshake stalls the path
+ * on the kernel's window probes: left alone.) */
+static int fp_shrink(struct conn *c)
+{
+	struct rapt_psp_info pi;
+	int afd, n = FP_SOCKBUF;
+
+	TOK(rapt_psp_query(c->psp, &pi, sizeof(pi)));
+	afd = lo_sock((uint16_t)pi.service_id);
+	T(afd >= 0);
+	T(!setsockopt(afd, SOL_SOCKET, SO_SNDBUF, &n, sizeof(n)));
+	return 0;
+}
+
+static uint32_t fp_len(unsigned int r, unsigned int m)
+{
+	return m ? (r * 7 + m * 37) % (FP_SLOT + 1) : FP_BIG;
+}
+
+static size_t fp_off(unsigned int m)
+{
+	return m ? FP_BIG + (size_t)(m - 1) * FP_SLOT : 0;
+}
+
+/* Post message @m of round @r: every third small one inline. */
+static int fp_post(struct conn *c, unsigned int r, unsigned int m)
+{
+	uint32_t n = fp_len(r, m);
+	struct rapt_sge g = sge(&c->a, fp_off(m), n);
+
+	fill(c->a.mem + fp_off(m), n, r * FP_MSGS + m);
+	TOK(rapt_ep_post_send(c->a.ep, &g, n ? 1 : 0,
+			      (uint64_t)r * FP_MSGS + m,
+			      m % 3 == 2 ? RAPT_POST_INLINE : 0));
+	return 0;
+}
+
+/* Nothing landed past a small message in its receive's slot. */
+static int fp_untouched(const struct conn *c, unsigned int r)
+{
+	unsigned int m;
+	uint32_t i;
+
+	for (m = 1; m < FP_MSGS; m++)
+		for (i = fp_len(r, m); i < FP_SLOT; i++)
+			T(c->p.mem[fp_off(m) + i] == 0xcc);
+	return 0;
+}
+
+static int fp_round(struct conn *c, unsigned int r)
+{
+	uint64_t base = (uint64_t)r * FP_MSGS;
+	struct rapt_event ev;
+	struct rapt_sge g;
+	unsigned int m;
+
+	memset(c->p.mem, 0xcc, c->p.len);
+	for (m = 0; m < FP_MSGS; m++) {
+		g = sge(&c->p, fp_off(m), m ? FP_SLOT : FP_BIG);
+		TOK(rapt_ep_post_recv(c->p.ep, &g, 1, base + m));
+	}
+	for (m = 0; m <= FP_QUEUED; m++)
+		if (fp_post(c, r, m))
+			return -1;
+	for (m = 0; m <= FP_QUEUED; m++)
+		if (dto_wait(&c->a, RAPT_OP_SEND, RAPT_DTO_SUCCESS, base + m,
+			     &ev))
+			return -1;
+	/* A read first: sends posted while it is outstanding complete after
+	 * it (they must not take the fast path). */
+	g = sge(&c->a, fp_off(FP_MSGS), FP_SLOT);
+	TOK(rapt_ep_post_read(c->a.ep, &g, 1, FP_READ + r, c->p.mr.raddr,
+			      c->p.mr.rkey, 0));
+	for (m = FP_QUEUED + 1; m < FP_MSGS; m++)
+		if (fp_post(c, r, m))
+			return -1;
+	if (dto_wait(&c->a, RAPT_OP_RDMA_READ, RAPT_DTO_SUCCESS, FP_READ + r,
+		     &ev))
+		return -1;
+	for (m = FP_QUEUED + 1; m < FP_MSGS; m++)
+		if (dto_wait(&c->a, RAPT_OP_SEND, RAPT_DTO_SUCCESS, base + m,
+			     &ev))
+			return -1;
+	for (m = 0; m < FP_MSGS; m++) {
+		if (dto_wait(&c->p, RAPT_OP_RECV, RAPT_DTO_SUCCESS, base + m,
+			     &ev))
+			return -1;
+		T(ev.u.dto.length == fp_len(r, m));
+		T(!memcmp(c->p.mem + fp_off(m), c->a.mem + fp_off(m),
+			  fp_len(r, m)));
+	}
+	return fp_untouched(c, r);
+}
+
+static int fp_run(bool crc)
+{
+	struct rapt_ep_attr attr = {
+		.max_send = 2 * FP_MSGS, .max_recv = 2 * FP_MSGS,
+		.max_inline = FP_SLOT,
+	};
+	size_t len = fp_off(FP_MSGS) + FP_SLOT;
+	struct conn c;
+	unsigned int r;
+	int ret;
+
+	T(!setenv("RAPT_TCP_CRC", crc ? "1" : "0", 1));
+	ret = conn_open(&c, len, len, ACC_ALL, &attr, NULL);
+	unsetenv("RAPT_TCP_CRC");
+	if (ret || fp_shrink(&c))
+		return -1;
+	for (r = 0; r < FP_ROUNDS; r++)
+		if (fp_round(&c, r))
+			return -1;
+	if (quiet(&c.a) || quiet(&c.p))
+		return -1;
+	return conn_close(&c);
+}
+
+static int run_fast_send(void)
+{
+	return fp_run(false);
+}
+
+static int run_fast_send_crc(void)
+{
+	return fp_run(true);
 }
 
 /* SUPPRESS: no completion for unsignalled sends, order kept. */
@@ -1005,6 +1174,8 @@ CASE(run_pingpong)
 CASE(run_multi_sge)
 CASE(run_inline)
 CASE(run_suppress)
+CASE(run_fast_send)
+CASE(run_fast_send_crc)
 CASE(run_rdma_offsets)
 CASE(run_rdma_big)
 CASE(run_fence)
@@ -1028,6 +1199,9 @@ static const struct {
 	{ "multi-SGE gather and scatter, solicited", cu_run_multi_sge },
 	{ "inline sends", cu_run_inline },
 	{ "suppressed completions", cu_run_suppress },
+	{ "small sends: fast path, in part, behind a large one",
+	  cu_run_fast_send },
+	{ "the same with CRC32c", cu_run_fast_send_crc },
 	{ "RDMA write and read at every offset class", cu_run_rdma_offsets },
 	{ "4 MiB RDMA writes and read", cu_run_rdma_big },
 	{ "FENCE waits for earlier reads", cu_run_fence },
