@@ -210,6 +210,7 @@ static const struct vb_transport ib_transport = {
 	.pdata_accept = IB_PDATA_REP,
 	.pdata_reject = IB_PDATA_REJ,
 	.tcp_wire = false,
+	.qp_reuse = true,
 	.disc_proves_up = true,
 	.ia_open = ib_ia_open,
 	.port_transport = ib_port_transport,

@@ -323,6 +323,11 @@ static void sq_retire(struct vb_ep *ep)
 				ev.u.dto.prov_status =
 					rapt_prov_status_wc(e->wc_status);
 		}
+		/* No longer outstanding (counted before the head moves: a
+		 * post may see it gone first, never the other way). */
+		if (e->flags & (VB_SWR_PART | VB_SWR_INTERNAL))
+			atomic_fetch_sub_explicit(&ep->sq_extra, 1,
+						  memory_order_release);
 		/* The entry is free for a post from here on. */
 		store32(&ep->sq_head, ++head);
 		if (report)
@@ -465,15 +470,27 @@ static uint64_t sgl_bytes(const struct rapt_sge *sgl, uint32_t nsge)
 	return n;
 }
 
+/* Entries of @e[0..n-1] that are no operation of the consumer's. */
+static uint32_t extra_of(const struct vb_swr *e, uint32_t n)
+{
+	uint32_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		k += !!(e[i].flags & (VB_SWR_PART | VB_SWR_INTERNAL));
+	return k;
+}
+
 /*
  * Post @n chained work requests (@wr[0..n-1]) under one lock; @e[i] is
- * the ring entry of @wr[i].  All or nothing.
+ * the ring entry of @wr[i].  All or nothing.  They are one operation of
+ * the consumer's (a read split into parts, a send, a write), or none
+ * (the provider's own RTR): what counts against the EP's max_send.
  */
 static int post_sq(struct vb_ep *ep, struct ibv_send_wr *wr,
 		   const struct vb_swr *e, uint32_t n)
 {
 	struct ibv_send_wr *bad;
-	uint32_t seq, i;
+	uint32_t seq, i, out, ops = n - extra_of(e, n);
 	bool polled = false;
 	int err;
 
@@ -489,7 +506,11 @@ again:
 		return RAPT_ESTATE;
 	}
 	seq = ep->sq_tail;
-	if (vb_unlikely(seq + n - load32(&ep->sq_head) > ep->sq_max)) {
+	out = seq - load32(&ep->sq_head);
+	if (vb_unlikely(out + n > ep->sq_cap ||
+			out - atomic_load_explicit(&ep->sq_extra,
+						   memory_order_acquire) +
+			ops > ep->sq_max)) {
 		pthread_mutex_unlock(&ep->sq_lock);
 		if (!polled && ep->req_evd->cq) {
 			polled = true;
@@ -502,6 +523,9 @@ again:
 		ep->sq[(seq + i) & ep->sq_mask] = e[i];
 		wr[i].wr_id = wrid(ep, seq + i, false);
 	}
+	if (n != ops)
+		atomic_fetch_add_explicit(&ep->sq_extra, n - ops,
+					  memory_order_release);
 	/* The tail moves first: another thread may poll the completion
 	 * before ibv_post_send() has returned. */
 	store32(&ep->sq_tail, seq + n);
@@ -511,6 +535,10 @@ again:
 		for (i = 0; i < n && &wr[i] != bad; i++)
 			;
 		store32(&ep->sq_tail, seq + i);
+		if (n != ops)	/* a chain is one operation or none */
+			atomic_fetch_sub_explicit(&ep->sq_extra,
+						  extra_of(e + i, n - i),
+						  memory_order_release);
 		if (i)
 			vb_err("QP %u: ibv_post_send took part of a chain",
 			       ep->qp->qp_num);
@@ -804,6 +832,24 @@ int vb_qp_to_init(struct vb_ep *ep, struct ibv_qp_attr *qa, int mask)
 	return 0;
 }
 
+/*
+ * Send-queue entries for @a's max_send operations: a read into more SGEs
+ * than the device reads into at once is split (vb_post_read()), one
+ * entry per part, and the RTR takes one.  Within the device's max_qp_wr.
+ */
+static uint32_t sq_entries(const struct vb_ep *ep,
+			   const struct rapt_ep_attr *a)
+{
+	uint32_t per = read_sge_max(ep);
+	uint32_t sge = a->max_send_sge ? a->max_send_sge : 1;
+	uint64_t n = (uint64_t)a->max_send * ((sge + per - 1) / per) + 1;
+	uint64_t dev = ep->ia->dattr.max_qp_wr > 0 ?
+		       (uint64_t)ep->ia->dattr.max_qp_wr : n;
+
+	n = n < dev ? n : dev;
+	return (uint32_t)(n > a->max_send ? n : a->max_send);
+}
+
 /* A QP for @ep with @a's sizes, in the state where receives may be
  * posted; on success ep->qp is it. */
 static int qp_create(struct vb_ep *ep, const struct rapt_ep_attr *a)
@@ -817,7 +863,7 @@ static int qp_create(struct vb_ep *ep, const struct rapt_ep_attr *a)
 	qa.send_cq = ep->req_evd->cq;
 	qa.recv_cq = ep->recv_evd->cq;
 	qa.qp_type = IBV_QPT_RC;
-	qa.cap.max_send_wr = a->max_send;
+	qa.cap.max_send_wr = sq_entries(ep, a);
 	qa.cap.max_recv_wr = a->max_recv;
 	qa.cap.max_send_sge = a->max_send_sge ? a->max_send_sge : 1;
 	qa.cap.max_recv_sge = a->max_recv_sge ? a->max_recv_sge : 1;
@@ -844,7 +890,8 @@ static int qp_create(struct vb_ep *ep, const struct rapt_ep_attr *a)
 
 static int rings_alloc(struct vb_ep *ep)
 {
-	uint32_t rq = pow2(ep->attr.max_recv), sq = pow2(ep->attr.max_send);
+	uint32_t cap = sq_entries(ep, &ep->attr);
+	uint32_t rq = pow2(ep->attr.max_recv), sq = pow2(cap);
 
 	ep->rq = calloc(rq, sizeof(*ep->rq));
 	ep->sq = calloc(sq, sizeof(*ep->sq));
@@ -859,6 +906,7 @@ static int rings_alloc(struct vb_ep *ep)
 	ep->sq_mask = sq - 1;
 	ep->rq_max = ep->attr.max_recv;
 	ep->sq_max = ep->attr.max_send;
+	ep->sq_cap = cap;
 	return 0;
 }
 
@@ -1007,6 +1055,7 @@ static int ep_resize(struct vb_ep *ep, const struct rapt_ep_attr *a)
 	int ret;
 
 	memset(&tmp, 0, sizeof(tmp));
+	tmp.ia = ep->ia;
 	tmp.attr = *a;
 	ret = rings_alloc(&tmp);
 	if (ret)
@@ -1026,6 +1075,7 @@ static int ep_resize(struct vb_ep *ep, const struct rapt_ep_attr *a)
 	ep->sq_mask = tmp.sq_mask;
 	ep->rq_max = tmp.rq_max;
 	ep->sq_max = tmp.sq_max;
+	ep->sq_cap = tmp.sq_cap;
 	return 0;
 }
 
@@ -1055,4 +1105,118 @@ int vb_ep_modify(void *pep, const struct rapt_ep_attr *a, uint32_t mask)
 		ep->attr = *a;
 	pthread_mutex_unlock(&ep->lock);
 	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reset and status                                                    */
+/* ------------------------------------------------------------------ */
+
+/* The engine's part of ep_reset: no CM event of the old id reaches the
+ * EP any more (a late one, such as iWARP's after the final event). */
+static void ep_reset_call(void *arg)
+{
+	struct vb_ep *ep = arg;
+
+	if (ep->id)
+		ep->id->context = NULL;
+}
+
+/*
+ * The EP's QP, flushed and in the error state, ready for a new
+ * connection: through RESET back to INIT where the transport allows it
+ * (IB), which keeps the QP, or a new QP of the same sizes (iWARP, or a
+ * device that refuses RESET).  Under both ring locks: no post meets the
+ * QP between states.
+ */
+static int qp_renew(struct vb_ep *ep)
+{
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_RESET };
+	struct ibv_qp *old = ep->qp;
+	int err = 0, ret;
+
+	if (vb_tp->qp_reuse) {
+		err = ibv_modify_qp(ep->qp, &qa, IBV_QP_STATE);
+		if (!err && !vb_tp->qp_init(ep))
+			return 0;
+		vb_dbg("QP %u: not reusable (%s): a new QP", ep->qp->qp_num,
+		       err ? strerror(err) : "INIT refused");
+	}
+	ret = qp_create(ep, &ep->attr);
+	if (ret)
+		return ret;
+	err = ibv_destroy_qp(old);
+	if (err)
+		vb_err("ibv_destroy_qp: %s", strerror(err));
+	return 0;
+}
+
+/**
+ * vb_ep_reset - the ep_reset op: a finished EP ready for a new connection
+ * @pep: the EP; the core has seen its final event
+ *
+ * The old rdma_cm id goes, the QP returns to INIT (receives may be posted
+ * again at once; before, a post fails as on any finished EP), and the
+ * connection's state is forgotten.  PZ, EVDs, sizes and the rings' slot
+ * stay.
+ *
+ * Return: 0, or a RAPT_E* code with the EP still finished (the reason
+ * set).
+ */
+int vb_ep_reset(void *pep)
+{
+	struct vb_ep *ep = pep;
+	int ret;
+
+	rapt_engine_call(ep->ia->eng, ep_reset_call, ep);
+	vb_cm_ep_release(ep);
+	pthread_mutex_lock(&ep->lock);
+	pthread_mutex_lock(&ep->sq_lock);
+	pthread_mutex_lock(&ep->rq_lock);
+	ret = qp_renew(ep);
+	if (!ret) {
+		memset(ep->ctl, 0, VB_CTL_BYTES);
+		ep->sq_skipping = false;
+		ep->dead = false;
+	}
+	pthread_mutex_unlock(&ep->rq_lock);
+	pthread_mutex_unlock(&ep->sq_lock);
+	if (!ret) {
+		vb_ep_timer(ep, VB_TMR_NONE, 0);
+		ep->state = VB_EP_IDLE;
+		atomic_store(&ep->direct, false);
+		ep->teardown = false;
+		ep->broken = false;
+		ep->kernel_up = false;
+		ep->connect_tries = 0;
+		ep->disc_graceful = false;
+		ep->nheld = 0;
+		ep->pdata_len = 0;
+		ep->ird = 0;
+		ep->ord = 0;
+		ep->peer_rtr = 0;
+		memset(&ep->remote, 0, sizeof(ep->remote));
+	}
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+/**
+ * vb_ep_get_status - the ep_get_status op
+ * @pep: the EP
+ * @recv: receives posted and not completed
+ * @req: sends and RDMA operations posted and not completed
+ *
+ * Return: 0.
+ */
+int vb_ep_get_status(void *pep, uint32_t *recv, uint32_t *req)
+{
+	struct vb_ep *ep = pep;
+
+	pthread_mutex_lock(&ep->rq_lock);
+	*recv = ep->rq_tail - load32(&ep->rq_head);
+	pthread_mutex_unlock(&ep->rq_lock);
+	pthread_mutex_lock(&ep->sq_lock);
+	*req = ep->sq_tail - load32(&ep->sq_head);
+	pthread_mutex_unlock(&ep->sq_lock);
+	return 0;
 }

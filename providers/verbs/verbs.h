@@ -87,6 +87,10 @@ struct vb_req;
  * @pdata_reject: the same on reject
  * @tcp_wire: connections are TCP connections of the kernel's (iWARP): a
  *            requester that leaves is found through sock_diag
+ * @qp_reuse: a QP whose connection ended can carry the next one after
+ *            RESET (IB); without it, rapt_ep_reset() makes a new QP
+ *            (iWARP: siw takes a QP through RESET and INIT, but the next
+ *            rdma_accept() of it fails)
  * @ia_open: look at a device just opened (its quirks: vb_ia's flags)
  * @ia_caps: the caps of an opened device (NULL: @caps)
  * @port_transport: the enum rapt_transport of a port (NULL: @transport)
@@ -128,6 +132,7 @@ struct vb_transport {
 	uint16_t pdata_accept;
 	uint16_t pdata_reject;
 	bool tcp_wire;
+	bool qp_reuse;
 	/* A disconnect from the peer while the accepting EP waits for the
 	 * connection to come up proves that the peer had it up (IB: a DREQ
 	 * comes only from ESTABLISHED, after the peer's RTU, which may be
@@ -408,7 +413,13 @@ struct vb_ep {
 	pthread_mutex_t sq_lock;
 	struct vb_swr *sq;
 	uint32_t sq_mask;
-	uint32_t sq_max;		/* entries the QP holds */
+	uint32_t sq_max;		/* operations the consumer may have
+					 * outstanding (max_send) */
+	uint32_t sq_cap;		/* entries the QP holds: a split read
+					 * takes several, the RTR one */
+	_Atomic uint32_t sq_extra;	/* entries outstanding that are not
+					 * an operation of the consumer's
+					 * (VB_SWR_PART, VB_SWR_INTERNAL) */
 	uint32_t sq_head, sq_tail;
 	uint32_t sq_skip;		/* swallow parts of a failed read up to
 					 * this sequence (sq_skipping) */
@@ -458,6 +469,8 @@ int vb_ep_create(void *pia, void *ppz, struct rapt_core_ep *cep,
 		 void **pep);
 int vb_ep_free(void *pep);
 int vb_ep_modify(void *pep, const struct rapt_ep_attr *attr, uint32_t mask);
+int vb_ep_reset(void *pep);
+int vb_ep_get_status(void *pep, uint32_t *recv, uint32_t *req);
 int vb_post_recv(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
 		 uint64_t cookie);
 int vb_post_send(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
