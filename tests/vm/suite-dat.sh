@@ -82,6 +82,7 @@ dat_dapltest() {
 	local sl=/tmp/dat_${tr}_S.$prov.log
 	DT_PORT=$((DT_PORT + 1))
 	c="-s $addr -n $DT_PORT -D $cia"
+	export RAPT_DAT2_DEBUG=1	# rapt's detail behind each DAT error
 	DAT_T0=$(now)
 	timeout 300 $in dapltest -T S -D "$sia" -n $DT_PORT > $sl 2>&1 &
 	spid=$!
@@ -107,6 +108,7 @@ dat_dapltest() {
 		'Operation Throughput'
 	timeout 30 dapltest -T Q $c > /tmp/t.$prov.log 2>&1
 	reap $spid 30 > /dev/null
+	unset RAPT_DAT2_DEBUG
 	# the server's side of rapt's failures
 	[ $prov = rapt ] && [ "$FAILED" != "$DAT_FAILED" ] && show "dat_$tr" $sl
 	DAT_FAILED=$FAILED
