@@ -66,13 +66,15 @@ static struct rdat_mark *mark_new(struct rdat_ep *ep, DAT_EVENT_NUMBER num)
 	return m;
 }
 
-/* Take a ghost out of the table (a no-op for any other mark). */
-static void ghost_unlink(struct rdat_mark *m)
+/* Take a ghost out of the table (a no-op for any other mark); whether
+ * its connection's end was delivered meanwhile (rdat_ghost_of()). */
+static int ghost_unlink(struct rdat_mark *m)
 {
 	struct rdat_mark **pp;
+	int ended;
 
 	if (!m->ghost)
-		return;
+		return 0;
 	pthread_mutex_lock(&ghost_lock);
 	for (pp = &ghosts[ghost_hash(m->rapt_ep)]; *pp; pp = &(*pp)->gnext) {
 		if (*pp == m) {
@@ -80,7 +82,9 @@ static void ghost_unlink(struct rdat_mark *m)
 			break;
 		}
 	}
+	ended = m->ended;
 	pthread_mutex_unlock(&ghost_lock);
+	return ended;
 }
 
 /**
@@ -175,10 +179,7 @@ int rdat_mark_event(void *pointer, DAT_EVENT *e)
 
 	if (!m)
 		return 1;
-	ghost_unlink(m);
-	pthread_mutex_lock(&ghost_lock);	/* rdat_ghost_of() wrote it */
-	ended = m->ended;
-	pthread_mutex_unlock(&ghost_lock);
+	ended = ghost_unlink(m);
 	e->event_number = m->num;
 	ep = m->ep;
 	if (m->ghost) {

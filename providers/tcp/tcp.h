@@ -137,6 +137,7 @@ struct tcp_evd {
 	struct tcp_ep **eps;		/* EPs whose completions land here */
 	uint32_t neps, cap;
 	uint32_t cursor;		/* evd_progress round robin */
+	bool conn;			/* it takes connection events */
 	/* Spin detection (tcp_prov.c), written under the lock: */
 	uint32_t poll_streak;		/* calls in a row close together */
 	uint32_t drive_tick;		/* spinning calls that moved data */

@@ -314,6 +314,7 @@ static int tcp_evd_create(void *pia, struct rapt_core_evd *cevd, uint32_t qlen,
 		return RAPT_ENOMEM;
 	evd->ia = pia;
 	evd->cevd = cevd;
+	evd->conn = streams & RAPT_EVD_CONNECTION;
 	pthread_mutex_init(&evd->lock, NULL);
 	*pevd = evd;
 	return 0;
@@ -496,13 +497,16 @@ static int tcp_evd_progress(void *pevd)
 	n = evd->neps < TCP_EVD_PROGRESS_EPS ? evd->neps :
 	    TCP_EVD_PROGRESS_EPS;
 	/*
-	 * While some handshake waits for its peer, the engine's ready list
-	 * goes first: an RTR or a reply that came in before a close on
-	 * another connection is reported before the DISCONNECTED that this
-	 * loop's own reads would find, in the order the peer sent them.
+	 * On an EVD of connection events, while some handshake waits for
+	 * its peer, the engine's ready list goes first: an RTR or a reply
+	 * that came in before a close on another connection is reported
+	 * before the DISCONNECTED that this loop's own reads would find, in
+	 * the order the peer sent them.  (A data-only EVD's busy poll never
+	 * pays for it.)
 	 */
-	early = n && atomic_load_explicit(&evd->ia->nhandshake,
-					  memory_order_relaxed);
+	early = n && evd->conn &&
+		atomic_load_explicit(&evd->ia->nhandshake,
+				     memory_order_relaxed);
 	if (early) {
 		pthread_mutex_unlock(&evd->lock);
 		rapt_engine_drive(evd->ia->eng);
