@@ -54,11 +54,24 @@ check_in() {
 		return 0
 	fi
 	count "$b"
-	# show the logs of what failed
-	grep -l -E '^(FAIL|ERROR)' $(find "$b" -name '*.trs') 2>/dev/null |
+	show_failed "$b"
+	return 1
+}
+# show_failed DIR: the logs of the tests under DIR that failed
+show_failed() {
+	grep -l -E '^(FAIL|ERROR)' $(find "$1" -name '*.trs') 2>/dev/null |
 		while read -r t; do
 			echo "--- ${t%.trs}.log"; tail -60 "${t%.trs}.log"
 		done
+}
+# make distcheck; when it fails, the logs of what failed in its tree
+# (left in place on failure)
+distcheck_in() {
+	local b
+	b=$(tests/ci/build.sh build-ci --enable-werror) || return 1
+	make -C "$b" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror &&
+		return 0
+	show_failed "$b"
 	return 1
 }
 
@@ -66,8 +79,7 @@ run "check (release, -Werror)" check_in build-ci --enable-werror
 run "check (ASan+UBSan)" check_in build-ci-asan --enable-werror --enable-debug \
 	--enable-asan --enable-ubsan
 run "check (TSan)" check_in build-ci-tsan --enable-werror --enable-tsan
-run "distcheck" make -C "$(tests/ci/build.sh build-ci --enable-werror)" distcheck \
-	DISTCHECK_CONFIGURE_FLAGS=--enable-werror
+run "distcheck" distcheck_in
 # A short pass of every fuzz target (make fuzz; 6 x 15 s).  Long campaigns
 # are for make fuzz FUZZ_SECONDS=... by hand.
 fuzz_pass() {
