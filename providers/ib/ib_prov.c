@@ -212,6 +212,7 @@ static const struct vb_transport ib_transport = {
 	.tcp_wire = false,
 	.qp_reuse = true,
 	.disc_proves_up = true,
+	.qp_err_is_error = true,
 	.ia_open = ib_ia_open,
 	.port_transport = ib_port_transport,
 	.qp_init = ib_qp_init,

@@ -124,6 +124,17 @@ static void connect_rejected(struct vb_ep *ep, const struct cm_ev *c)
 	vb_ep_shutdown(ep, &ce);
 }
 
+/*
+ * The RNR retries @ep asks its peer for (IB: the REQ's or REP's "RNR
+ * retry count", which the peer's QP uses when it sends to us): without
+ * end (7) for an EP with receives of its own, none for one on an SRQ,
+ * whose empty SRQ must break the connection (vb_srq.c).
+ */
+static uint8_t vb_rnr_retry(const struct vb_ep *ep)
+{
+	return ep->srq ? 0 : 7;
+}
+
 static uint32_t min32(uint32_t a, uint32_t b)
 {
 	return a < b ? a : b;
@@ -211,6 +222,16 @@ static void passive_up(struct vb_ep *ep)
 	pthread_mutex_unlock(&ep->lock);
 }
 
+/* Whether the device has put the EP's QP in the error state. */
+static bool qp_failed(struct vb_ep *ep)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr qa;
+
+	return !ibv_query_qp(ep->qp, &qa, IBV_QP_STATE, &ia) &&
+	       qa.qp_state == IBV_QPS_ERR;
+}
+
 /* rdma_cm says the connection ended. */
 static void ep_disconnected(struct vb_ep *ep, int status)
 {
@@ -221,6 +242,12 @@ static void ep_disconnected(struct vb_ep *ep, int status)
 	pthread_mutex_lock(&ep->lock);
 	st = ep->state;
 	kernel_up = ep->kernel_up;
+	if (vb_tp->qp_err_is_error && (st == VB_EP_UP || st == VB_EP_CLOSING) &&
+	    !ep->teardown && qp_failed(ep)) {
+		vb_dbg("QP %u: in the error state before the disconnect: BROKEN",
+		       ep->qp->qp_num);
+		ep->broken = true;
+	}
 	/* IB: the peer's DREQ overtook its RTU (or the RTU was lost): the
 	 * peer was up, so this side was too (vb_transport.disc_proves_up). */
 	if (st == VB_EP_ACCEPTING && !kernel_up && vb_tp->disc_proves_up) {
@@ -383,13 +410,21 @@ static void connect_done(void *arg)
 {
 	struct connect_result *r = arg;
 	struct vb_ep *ep = r->ep;
-	bool freeing, again;
+	bool freeing, again, hangup;
 
 	pthread_mutex_lock(&ep->lock);
 	ep->in_connector = false;
 	freeing = ep->freeing;
+	hangup = ep->hangup_later;
+	ep->hangup_later = false;
 	pthread_cond_broadcast(&ep->conn_cv);
 	pthread_mutex_unlock(&ep->lock);
+	/* The connection broke before rdma_connect() returned. */
+	if (hangup && !freeing && !r->err) {
+		vb_dbg("QP %u: the hang-up held back for rdma_connect()",
+		       ep->qp->qp_num);
+		vb_cm_hangup(ep);
+	}
 	if (freeing || !r->err)
 		return;		/* ep_free waits; or ESTABLISHED/REJECTED */
 	pthread_mutex_lock(&ep->lock);
@@ -424,7 +459,7 @@ static void run_connect(struct vb_ia *ia, struct vb_ep *ep)
 	p.initiator_depth = (uint8_t)min32(ep->attr.rdma_read_out, 255);
 	p.flow_control = 1;
 	p.retry_count = 7;
-	p.rnr_retry_count = 7;
+	p.rnr_retry_count = vb_rnr_retry(ep);
 	p.qp_num = ep->qp->qp_num;
 	if (rdma_connect(ep->id, &p))
 		r.err = errno ? errno : EIO;
@@ -751,12 +786,15 @@ static void disc_call(void *arg)
  */
 void vb_cm_hangup(struct vb_ep *ep)
 {
-	bool freeing;
+	bool freeing, later;
 
 	pthread_mutex_lock(&ep->lock);
 	freeing = ep->freeing;
+	/* rdma_connect() has not returned on its thread yet (its reply
+	 * can be handled first): connect_done() hangs up. */
+	later = ep->hangup_later = ep->in_connector;
 	pthread_mutex_unlock(&ep->lock);
-	if (!freeing && ep->id && !ep->in_connector && rdma_disconnect(ep->id))
+	if (!freeing && ep->id && !later && rdma_disconnect(ep->id))
 		vb_dbg("QP %u: rdma_disconnect: %m", ep->qp->qp_num);
 }
 
@@ -974,7 +1012,7 @@ static void accept_call(void *arg)
 	p.responder_resources = (uint8_t)min32(ep->attr.rdma_read_in, 255);
 	p.initiator_depth = (uint8_t)ep->ord;
 	p.flow_control = 1;
-	p.rnr_retry_count = 7;
+	p.rnr_retry_count = vb_rnr_retry(ep);
 	p.qp_num = ep->qp->qp_num;
 	/* The QP to RTR and RTS before the reply goes out (IB).  The
 	 * request's id has no attributes once the requester gave up

@@ -361,6 +361,7 @@ int vb_ia_open(void *prov, const char *device, uint32_t port,
 	ia->cia = cia;
 	snprintf(ia->dev, sizeof(ia->dev), "%s", device);
 	pthread_mutex_init(&ia->lock, NULL);
+	vb_qpmap_init(ia);
 	ret = ia_open_ctx(ia, device);
 	if (ret)
 		goto err_free;
@@ -405,6 +406,7 @@ err_stop:
 err_ctx:
 	ibv_close_device(ia->ctx);
 err_free:
+	vb_qpmap_fini(ia);
 	pthread_mutex_destroy(&ia->lock);
 	free(ia);
 	return ret;
@@ -423,6 +425,7 @@ int vb_ia_close(void *pia)
 		vb_err("%s: ibv_close_device: %m", ia->dev);
 	for (i = 0; i < VB_SLOT_CHUNKS; i++)
 		free(atomic_load(&ia->chunks[i]));
+	vb_qpmap_fini(ia);
 	pthread_mutex_destroy(&ia->lock);
 	free(ia);
 	return 0;
@@ -447,7 +450,23 @@ int vb_ia_query(void *pia, struct rapt_ia_attr *a)
 	a->caps |= RAPT_CAP_EP_RESET | RAPT_CAP_EP_STATUS;
 	if (!ia->max_inline)
 		a->caps &= ~(uint64_t)RAPT_CAP_INLINE;
-	a->max_ep = cap32((uint64_t)d->max_qp, 1u << VB_SLOT_BITS);
+	a->max_ep = cap32((uint64_t)d->max_qp, VB_SLOT_SRQ);
+	if ((a->caps & RAPT_CAP_READ_CHECK) &&
+	    !(a->caps & RAPT_CAP_SEND_INVALIDATE)) {
+		/* vb_rmr.c's windows: registrations, which the device
+		 * checks as tightly as rapt promises where it checks the
+		 * rights of reads, and which no peer can invalidate. */
+		a->caps |= RAPT_CAP_RMR;
+		a->max_rmr = (uint32_t)d->max_mr;
+	}
+	if (d->max_srq > 0 && d->max_srq_wr > 0) {
+		/* vb_srq.c's */
+		a->caps |= RAPT_CAP_SRQ;
+		a->max_srq = cap32((uint64_t)d->max_srq, VB_SRQ_MAX);
+		a->max_srq_recv = cap32((uint64_t)d->max_srq_wr,
+					VB_SRQ_ENT_MAX - 1);
+		a->max_srq_sge = (uint32_t)d->max_srq_sge;
+	}
 	a->max_evd_qlen = cap32((uint64_t)d->max_cqe, VB_MAX_EVD_QLEN);
 	a->max_send_depth = cap32((uint64_t)d->max_qp_wr, VB_MAX_DEPTH_CAP);
 	a->max_recv_depth = cap32((uint64_t)d->max_qp_wr, VB_MAX_DEPTH_CAP);
@@ -503,7 +522,7 @@ int vb_ia_slot_get(struct vb_ia *ia, struct vb_ep *ep)
 	if (ia->free_slot) {
 		idx = ia->free_slot - 1;
 		ia->free_slot = slot_at(ia, idx)->next_free;
-	} else if (ia->nslots < (1u << VB_SLOT_BITS)) {
+	} else if (ia->nslots < VB_SLOT_SRQ) {
 		idx = ia->nslots;
 		if (!atomic_load(&ia->chunks[idx >> VB_SLOT_CHUNK_BITS])) {
 			c = calloc(VB_SLOT_CHUNK, sizeof(*c));
@@ -606,6 +625,12 @@ void vb_async_poll(struct vb_ia *ia)
 		case IBV_EVENT_SQ_DRAINED:
 		case IBV_EVENT_QP_LAST_WQE_REACHED:
 			async_qp(ia, &ev);
+			break;
+		case IBV_EVENT_SRQ_ERR:
+			vb_err("%s: SRQ error", ia->dev);
+			rapt_prov_async_event(ia->cia,
+					      RAPT_EV_ASYNC_PROVIDER_ERROR,
+					      NULL, ev.event_type);
 			break;
 		case IBV_EVENT_DEVICE_FATAL:
 			vb_err("%s: device fatal error", ia->dev);

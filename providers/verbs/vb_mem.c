@@ -51,7 +51,7 @@ int vb_pz_free(void *ppz)
 	return 0;
 }
 
-static int access_flags(uint32_t access)
+int vb_access_flags(uint32_t access)
 {
 	int f = 0;
 
@@ -68,11 +68,16 @@ int vb_lmr_create(void *pia, void *ppz, void *addr, size_t length,
 		  uint32_t access, struct rapt_lmr_info *info, void **plmr)
 {
 	struct vb_pz *pz = ppz;
+	struct vb_lmr *lmr;
 	struct ibv_mr *mr;
-	int err;
+	int err, f = vb_access_flags(access);
 
-	mr = ibv_reg_mr(pz->pd, addr, length, access_flags(access));
+	lmr = calloc(1, sizeof(*lmr));
+	if (!lmr)
+		return RAPT_ENOMEM;
+	mr = ibv_reg_mr(pz->pd, addr, length, f);
 	if (!mr) {
+		free(lmr);
 		err = errno;
 		if (err == EFAULT || err == EACCES || err == EPERM) {
 			rapt_prov_set_error("%s: %zu bytes at %p cannot be registered with the rights asked for (not mapped, or not writable): ibv_reg_mr: %s",
@@ -89,17 +94,26 @@ int vb_lmr_create(void *pia, void *ppz, void *addr, size_t length,
 	info->lkey = mr->lkey;
 	info->rkey = mr->rkey;
 	info->raddr = (uintptr_t)addr;
-	*plmr = mr;
+	lmr->mr = mr;
+	*plmr = lmr;
 	return 0;
 }
 
 int vb_lmr_free(void *plmr)
 {
-	int err = ibv_dereg_mr(plmr);
+	struct vb_lmr *lmr = plmr;
+	int err;
 
+	if (atomic_load(&lmr->nbound)) {
+		rapt_prov_set_error("%s: %u memory windows are bound over the LMR",
+				    vb_tp->name, atomic_load(&lmr->nbound));
+		return RAPT_EBUSY;
+	}
+	err = ibv_dereg_mr(lmr->mr);
 	if (err) {
 		vb_err("ibv_dereg_mr: %s", strerror(err));
 		return rapt_errno_status(err);
 	}
+	free(lmr);
 	return 0;
 }

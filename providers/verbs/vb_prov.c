@@ -41,6 +41,16 @@ const struct rapt_prov_ops vb_prov_ops = {
 	.evd_wait_fd = vb_evd_wait_fd,
 	.evd_trywait = vb_evd_trywait,
 	.evd_wait_done = vb_evd_wait_done,
+	.srq_create = vb_srq_create,
+	.srq_free = vb_srq_free,
+	.srq_post_recv = vb_srq_post_recv,
+	.srq_query = vb_srq_query,
+	.srq_resize = vb_srq_resize,
+	.ep_set_srq = vb_ep_set_srq,
+	.rmr_create = vb_rmr_create,
+	.rmr_free = vb_rmr_free,
+	.rmr_bind = vb_rmr_bind,
+	.rmr_query = vb_rmr_query,
 };
 
 static struct rapt_provider vb_provider = {

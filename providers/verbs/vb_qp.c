@@ -202,15 +202,11 @@ static bool seq_old(uint32_t seq, uint32_t head)
 	return (int32_t)(seq - head) < 0;
 }
 
-static bool recv_event(struct vb_ep *ep, const struct ibv_wc *wc,
-		       struct rapt_event *ev)
+/* A receive's event, of the EP's ring or of its SRQ's. */
+static void recv_fill(struct vb_ep *ep, const struct ibv_wc *wc,
+			   uint64_t cookie, struct rapt_event *ev)
 {
-	uint32_t seq = VB_WRID_SEQ(wc->wr_id);
-
-	if (seq_old(seq, load32(&ep->rq_head)))
-		return false;
-	dto_fill(ep, wc, RAPT_OP_RECV, ep->rq[seq & ep->rq_mask], ev);
-	store32(&ep->rq_head, seq + 1);
+	dto_fill(ep, wc, RAPT_OP_RECV, cookie, ev);
 	if (vb_unlikely(wc->status == IBV_WC_LOC_QP_OP_ERR &&
 			ep->ia->recv_short_op_err))
 		ev->u.dto.status = RAPT_DTO_LOCAL_LENGTH;
@@ -221,6 +217,17 @@ static bool recv_event(struct vb_ep *ep, const struct ibv_wc *wc,
 			ev->u.dto.invalidated_rkey = wc->invalidated_rkey;
 		}
 	}
+}
+
+static bool recv_event(struct vb_ep *ep, const struct ibv_wc *wc,
+		       struct rapt_event *ev)
+{
+	uint32_t seq = VB_WRID_SEQ(wc->wr_id);
+
+	if (seq_old(seq, load32(&ep->rq_head)))
+		return false;
+	recv_fill(ep, wc, ep->rq[seq & ep->rq_mask], ev);
+	store32(&ep->rq_head, seq + 1);
 	return true;
 }
 
@@ -371,7 +378,16 @@ void vb_ep_complete(struct vb_ia *ia, const struct ibv_wc *wc)
 {
 	struct vb_ep *ep;
 	struct rapt_event ev;
+	uint64_t cookie;
 
+	if (vb_unlikely(VB_WRID_SLOT(wc->wr_id) == VB_SLOT_SRQ)) {
+		ep = vb_srq_complete(ia, wc, &cookie);
+		if (!ep)
+			return;
+		recv_fill(ep, wc, cookie, &ev);
+		dto_deliver(ep, ep->recv_evd, &ev);
+		goto error;
+	}
 	ep = vb_slot_ep(ia, VB_WRID_SLOT(wc->wr_id), VB_WRID_GEN(wc->wr_id));
 	if (!ep)
 		return;
@@ -385,6 +401,7 @@ void vb_ep_complete(struct vb_ia *ia, const struct ibv_wc *wc)
 	} else {
 		send_complete(ep, wc);
 	}
+error:
 	if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR)
 		note_error(ep, wc);
 }
@@ -649,6 +666,50 @@ int vb_post_read(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
  *
  * Return: 0, or a RAPT_E* code.
  */
+/**
+ * vb_ep_post_done - an operation with nothing for the device to do, in
+ * the send ring: it completes SUCCESS in order with what was posted
+ * before it
+ * @ep: the EP
+ * @op: its op
+ * @cookie: its cookie
+ * @flags: RAPT_POST_SUPPRESS
+ *
+ * Return: 0, RAPT_ESTATE, RAPT_ENOSPC.
+ */
+int vb_ep_post_done(struct vb_ep *ep, uint8_t op, uint64_t cookie,
+		    uint32_t flags)
+{
+	struct vb_evd *evd = ep->req_evd;
+	uint32_t seq, out;
+	struct vb_swr *e;
+	int ret = 0;
+
+	pthread_mutex_lock(&evd->poll_lock);
+	pthread_mutex_lock(&ep->sq_lock);
+	seq = ep->sq_tail;
+	out = seq - load32(&ep->sq_head);
+	if (ep->dead) {
+		rapt_prov_set_error("%s: the connection is going down",
+				    vb_tp->name);
+		ret = RAPT_ESTATE;
+	} else if (out + 1 > ep->sq_cap ||
+		   out - atomic_load(&ep->sq_extra) + 1 > ep->sq_max) {
+		ret = RAPT_ENOSPC;
+	} else {
+		e = &ep->sq[seq & ep->sq_mask];
+		swr_set(e, cookie, op, 0, flags);
+		e->flags |= VB_SWR_DONE;
+		e->wc_status = IBV_WC_SUCCESS;
+		store32(&ep->sq_tail, seq + 1);
+	}
+	pthread_mutex_unlock(&ep->sq_lock);
+	if (!ret)
+		sq_retire(ep);
+	pthread_mutex_unlock(&evd->poll_lock);
+	return ret;
+}
+
 int vb_ep_post_internal_write(struct vb_ep *ep, uint64_t raddr,
 			      uint32_t rkey, uint32_t len)
 {
@@ -850,9 +911,16 @@ static uint32_t sq_entries(const struct vb_ep *ep,
 	return (uint32_t)(n > a->max_send ? n : a->max_send);
 }
 
-/* A QP for @ep with @a's sizes, in the state where receives may be
- * posted; on success ep->qp is it. */
-static int qp_create(struct vb_ep *ep, const struct rapt_ep_attr *a)
+/**
+ * vb_qp_create - a QP for @ep with @a's sizes, in INIT
+ * @ep: the EP; on ep->srq if set
+ * @a: its sizes
+ *
+ * On success ep->qp is the new QP; the old one, if any, is the caller's.
+ *
+ * Return: 0, or a RAPT_E* code (the reason set).
+ */
+int vb_qp_create(struct vb_ep *ep, const struct rapt_ep_attr *a)
 {
 	struct ibv_qp_init_attr qa;
 	struct ibv_qp *old = ep->qp;
@@ -868,6 +936,11 @@ static int qp_create(struct vb_ep *ep, const struct rapt_ep_attr *a)
 	qa.cap.max_send_sge = a->max_send_sge ? a->max_send_sge : 1;
 	qa.cap.max_recv_sge = a->max_recv_sge ? a->max_recv_sge : 1;
 	qa.cap.max_inline_data = a->max_inline;
+	if (ep->srq) {
+		qa.srq = ep->srq->srq;
+		qa.cap.max_recv_wr = 0;
+		qa.cap.max_recv_sge = 0;
+	}
 	ep->qp = ibv_create_qp(ep->pz->pd, &qa);
 	if (!ep->qp) {
 		err = errno;
@@ -981,7 +1054,7 @@ int vb_ep_create(void *pia, void *ppz, struct rapt_core_ep *cep,
 	ret = vb_ia_slot_get(ia, ep);
 	if (ret)
 		goto err_free;
-	ret = qp_create(ep, &ep->attr);
+	ret = vb_qp_create(ep, &ep->attr);
 	if (ret)
 		goto err_slot;
 	*pep = ep;
@@ -1012,6 +1085,8 @@ static void ep_free_call(void *arg)
 static void ep_unpublish(struct vb_ep *ep)
 {
 	vb_ia_slot_put(ep->ia, ep);
+	if (ep->srq)
+		vb_qpmap_del(ep->ia, ep->qp->qp_num);
 	pthread_mutex_lock(&ep->recv_evd->poll_lock);
 	pthread_mutex_unlock(&ep->recv_evd->poll_lock);
 	pthread_mutex_lock(&ep->req_evd->poll_lock);
@@ -1060,12 +1135,14 @@ static int ep_resize(struct vb_ep *ep, const struct rapt_ep_attr *a)
 	ret = rings_alloc(&tmp);
 	if (ret)
 		return ret;
-	ret = qp_create(ep, a);
+	ret = vb_qp_create(ep, a);
 	if (ret) {
 		free(tmp.rq);
 		free(tmp.sq);
 		return ret;
 	}
+	if (ep->srq)
+		vb_qpmap_swap(ep->ia, old->qp_num, ep);
 	ibv_destroy_qp(old);
 	free(ep->rq);
 	free(ep->sq);
@@ -1141,9 +1218,11 @@ static int qp_renew(struct vb_ep *ep)
 		vb_dbg("QP %u: not reusable (%s): a new QP", ep->qp->qp_num,
 		       err ? strerror(err) : "INIT refused");
 	}
-	ret = qp_create(ep, &ep->attr);
+	ret = vb_qp_create(ep, &ep->attr);
 	if (ret)
 		return ret;
+	if (ep->srq)
+		vb_qpmap_swap(ep->ia, old->qp_num, ep);
 	err = ibv_destroy_qp(old);
 	if (err)
 		vb_err("ibv_destroy_qp: %s", strerror(err));
@@ -1188,6 +1267,7 @@ int vb_ep_reset(void *pep)
 		ep->broken = false;
 		ep->kernel_up = false;
 		ep->connect_tries = 0;
+		ep->hangup_later = false;
 		ep->disc_graceful = false;
 		ep->nheld = 0;
 		ep->pdata_len = 0;

@@ -20,6 +20,9 @@
  *               status mapping; the wait-object ops
  *   vb_qp.c     EP = QP from ep_create; the send and receive rings that
  *               name every work request; posts; teardown with flushes
+ *   vb_rmr.c    RMR = an ibv_reg_mr() of the window's range, per bind
+ *   vb_srq.c    SRQ = ibv_srq; the map of SRQ QPs that names the EP of
+ *               an SRQ receive's completion
  *   vb_cm.c     rdma_cm: connect (the QP by number), listen, requests,
  *               accept/reject, disconnect, the IA's CM event channel
  *   vb_prov.c   the ops table the providers hand the core
@@ -138,6 +141,12 @@ struct vb_transport {
 	 * comes only from ESTABLISHED, after the peer's RTU, which may be
 	 * lost or behind): ESTABLISHED, then DISCONNECTED. */
 	bool disc_proves_up;
+	/* Only the device moves the EP's QP to the error state while the
+	 * connection lives (IB: rapt moves its QP itself, the CM never
+	 * does): a QP found there when the peer disconnects had an error
+	 * of its own, as a responder that refused an access (rxe raises
+	 * no async event for it), and the end is BROKEN. */
+	bool qp_err_is_error;
 	void (*ia_open)(struct vb_ia *ia);
 	uint64_t (*ia_caps)(const struct vb_ia *ia);
 	uint32_t (*port_transport)(const struct ibv_port_attr *pa);
@@ -208,6 +217,29 @@ struct vb_connector {
 	pthread_cond_t gone;		/* threads reached 0 */
 };
 
+/* SRQs of an IA: a receive's wr_id names one by index and generation. */
+#define VB_SRQ_MAX		1024u
+#define VB_SRQ_GEN_MASK		0xfffu
+#define VB_SRQ_ENT_BITS		20
+#define VB_SRQ_ENT_MAX		(1u << VB_SRQ_ENT_BITS)
+
+struct vb_srq_slot {
+	struct vb_srq *_Atomic srq;
+	uint32_t gen;
+};
+
+/* The EPs on an SRQ by their QP's number (open addressing). */
+struct vb_qpmap_ent {
+	uint32_t qpn;
+	struct vb_ep *ep;
+};
+
+struct vb_qpmap {
+	pthread_rwlock_t lock;
+	struct vb_qpmap_ent *t;
+	uint32_t cap, n;
+};
+
 struct vb_ia {
 	struct rapt_core_ia *cia;
 	char dev[64];
@@ -236,6 +268,8 @@ struct vb_ia {
 	/* Requests handed to the core and not decided (the engine's): */
 	struct rapt_list reqs;
 	struct rapt_timer req_timer;	/* looks for departed requesters */
+	struct vb_srq_slot srqs[VB_SRQ_MAX];	/* under lock */
+	struct vb_qpmap qpmap;
 };
 
 /* Open a device the way vb_dev.c and the probes need. */
@@ -281,8 +315,15 @@ struct vb_pz {
 	struct ibv_pd *pd;
 };
 
+struct vb_lmr {
+	struct ibv_mr *mr;
+	atomic_uint nbound;		/* windows bound over it */
+};
+
 int vb_pz_create(void *pia, void **ppz);
 int vb_pz_free(void *ppz);
+/* ibv_reg_mr()'s flags for rapt rights @access */
+int vb_access_flags(uint32_t access);
 int vb_lmr_create(void *pia, void *ppz, void *addr, size_t length,
 		  uint32_t access, struct rapt_lmr_info *info, void **plmr);
 int vb_lmr_free(void *plmr);
@@ -334,6 +375,60 @@ uint32_t vb_wc_status(int status);
 const char *vb_wc_status_str(int status);
 
 /* ------------------------------------------------------------------ */
+/* RMR (vb_rmr.c)                                                      */
+/* ------------------------------------------------------------------ */
+
+int vb_rmr_create(void *pia, void *ppz, void **prmr);
+int vb_rmr_free(void *prmr);
+int vb_rmr_bind(void *pep, void *prmr, void *plmr, uint64_t addr,
+		uint64_t length, uint32_t access, uint64_t cookie,
+		uint32_t flags, uint32_t *rkey);
+int vb_rmr_query(void *prmr, uint32_t *rkey);
+
+/* ------------------------------------------------------------------ */
+/* SRQ (vb_srq.c)                                                      */
+/* ------------------------------------------------------------------ */
+
+struct vb_srq {
+	struct vb_ia *ia;
+	struct vb_pz *pz;
+	struct rapt_srq *handle;
+	struct ibv_srq *srq;
+	uint32_t index, gen;		/* in ia->srqs */
+	pthread_mutex_t lock;
+	uint64_t *cookie;		/* per table entry */
+	uint32_t *free;			/* stack of free entries */
+	uint32_t nfree;
+	uint32_t hw;			/* entries: what the device holds */
+	uint32_t max;			/* rapt's depth (max_recv) */
+	uint32_t max_sge;
+	uint32_t posted;		/* posted, completion not yet polled */
+	uint32_t lw;			/* low watermark, 0: none */
+	bool lw_armed;			/* the watermark's event may fire */
+	void *zero;			/* a zero-length receive's SGE */
+	struct ibv_mr *zero_mr;
+};
+
+int vb_srq_create(void *pia, void *ppz, struct rapt_srq *handle,
+		  const struct rapt_srq_attr *attr, void **psrq);
+int vb_srq_free(void *psrq);
+int vb_srq_post_recv(void *psrq, const struct rapt_sge *sgl, uint32_t nsge,
+		     uint64_t cookie);
+int vb_srq_query(void *psrq, uint32_t *posted);
+int vb_srq_resize(void *psrq, uint32_t max_recv, uint32_t low_watermark);
+int vb_ep_set_srq(void *pep, void *psrq);
+
+/* An SRQ receive's completion: its cookie and its EP (or NULL). */
+struct vb_ep *vb_srq_complete(struct vb_ia *ia, const struct ibv_wc *wc,
+			      uint64_t *cookie);
+
+void vb_qpmap_init(struct vb_ia *ia);
+void vb_qpmap_fini(struct vb_ia *ia);
+int vb_qpmap_add(struct vb_ia *ia, struct vb_ep *ep);
+void vb_qpmap_del(struct vb_ia *ia, uint32_t qpn);
+void vb_qpmap_swap(struct vb_ia *ia, uint32_t old_qpn, struct vb_ep *ep);
+
+/* ------------------------------------------------------------------ */
 /* EP (vb_qp.c)                                                        */
 /* ------------------------------------------------------------------ */
 
@@ -349,6 +444,9 @@ enum vb_cm_kind {
 #define VB_WRID_SLOT(w)		((uint32_t)(w) & ((1u << VB_SLOT_BITS) - 1))
 #define VB_WRID_GEN(w)		(((uint32_t)(w) >> VB_SLOT_BITS) & 0x7ff)
 #define VB_WRID_RECV		(1ull << 31)
+/* An SRQ's receive (vb_srq.c): slot VB_SLOT_SRQ, bits 20-30 the SRQ's
+ * index, 32-63 its generation and the entry. */
+#define VB_SLOT_SRQ		((1u << VB_SLOT_BITS) - 1)
 #define VB_WRID_SEQ(w)		((uint32_t)((w) >> 32))
 #define VB_GEN_MASK		0x7ffu
 
@@ -401,6 +499,7 @@ struct vb_ep {
 	struct vb_evd *req_evd;		/* the IA's null EVD if none */
 	struct vb_evd *conn_evd;
 	struct vb_pz *pz;
+	struct vb_srq *srq;		/* its receives' SRQ, or NULL */
 	struct ibv_qp *qp;
 	/* A small registered buffer of the EP's own: [0] the word a peer's
 	 * RTR writes, [1] what our RTR writes. */
@@ -442,6 +541,7 @@ struct vb_ep {
 					 * DISCONNECTED */
 	bool kernel_up;			/* rdma_cm said ESTABLISHED */
 	bool in_connector;		/* rdma_connect() is running */
+	bool hangup_later;		/* vb_cm_hangup() when it returns */
 	uint8_t connect_tries;		/* ids whose local port was taken */
 	pthread_cond_t conn_cv;		/* signalled when it returns */
 	bool disc_graceful;		/* a graceful disconnect was asked */
@@ -497,6 +597,13 @@ int vb_ep_post_internal_write(struct vb_ep *ep, uint64_t raddr,
  * the transport's @qa fields named by @mask (IB: the port and P_Key).
  */
 int vb_qp_to_init(struct vb_ep *ep, struct ibv_qp_attr *qa, int mask);
+
+/* A new QP for @ep with @a's sizes (on ep->srq if set), in INIT; on
+ * success ep->qp is it and the old one is the caller's. */
+int vb_qp_create(struct vb_ep *ep, const struct rapt_ep_attr *a);
+
+int vb_ep_post_done(struct vb_ep *ep, uint8_t op, uint64_t cookie,
+		    uint32_t flags);
 
 /* Report ESTABLISHED (ep->lock held) and release what it held back. */
 void vb_ep_report_up(struct vb_ep *ep, const void *pdata, size_t len);

@@ -60,7 +60,7 @@ ib_pdata() {
 	rej=$(sed -n 's/^limit reject \([0-9]*\).*/\1/p' /tmp/pdata_ib.log)
 	info "rxe private data, measured through librdmacm: REQ ${req:-?}, REP ${rep:-?}, REJ ${rej:-?} bytes"
 	# The ib provider declares them (raw, before rapt's 4-byte header).
-	grep -A 12 '^device ib:rxe0' /tmp/rapt_info_ib.log |
+	sed -n '/^device ib:rxe0/,/service ids/p' /tmp/rapt_info_ib.log |
 		grep -q "pdata: *connect $((req - 4)), accept $((rep - 4)), reject $((rej - 4)),"  ||
 		{ rc=1; info "rapt_info's ib:rxe0 pdata limits differ from the measured ones"; }
 	[ $rc = 0 ] && [ "$VERBOSE" != 1 ] || show pdata_limits_ib /tmp/pdata_ib.log

@@ -1501,8 +1501,11 @@ struct rapt_srq_attr {
  * When the SRQ is empty the message has no buffer: the contract is that
  * the connection it arrived on breaks (RAPT_EV_BROKEN on both sides; on
  * iWARP a Terminate, DDP "no buffer"), nothing is delivered elsewhere and
- * nothing is lost silently; keep the SRQ above its low watermark.  Since
- * API 1.3.
+ * nothing is lost silently; keep the SRQ above its low watermark.  A side
+ * the transport does not tell why sees RAPT_EV_DISCONNECTED instead: the
+ * receiver on IB (an RNR NAK is no error of its own; the sender, asked
+ * for no RNR retries, breaks), and without RAPT_CAP_PEER_ERRORS (kernel
+ * siw) both sides.  Since API 1.3.
  *
  * Return: 0, RAPT_ENOTSUP (no RAPT_CAP_SRQ), RAPT_EINVAL (NULL attr or
  * output, max_recv 0, flags), RAPT_ERANGE (above max_srq_recv,
@@ -1577,8 +1580,8 @@ RAPT_API int rapt_srq_query(struct rapt_srq *srq, struct rapt_srq_info *info,
  * Setting the watermark also re-arms its event: it fires again the next
  * time the posted receives fall below it.  Since API 1.3.
  *
- * Return: 0, RAPT_ERANGE, RAPT_EINVAL (@max_recv 0), RAPT_EBADHANDLE,
- * RAPT_EHANDLETYPE.
+ * Return: 0, RAPT_ERANGE, RAPT_EINVAL (@max_recv 0), RAPT_ENOTSUP (the
+ * device cannot grow it that far), RAPT_EBADHANDLE, RAPT_EHANDLETYPE.
  */
 RAPT_API int rapt_srq_resize(struct rapt_srq *srq, uint32_t max_recv,
 			     uint32_t low_watermark);
