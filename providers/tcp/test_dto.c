@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <linux/tcp.h>	/* struct tcp_info with tcpi_bytes_sent */
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -204,6 +205,14 @@ static int untouched(const struct side *s, size_t off, size_t n)
 	return 0;
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 static struct rapt_sge sge(const struct side *s, size_t off, size_t n)
 {
 	struct rapt_sge g = {
@@ -376,8 +385,8 @@ static int act_sock(struct conn *c, int *fd)
 }
 
 /* Shrink the active side's send buffer, so the large message keeps it
- * full.  (A receive buffer shrunk after the handshake stalls the path
- * on the kernel's window probes: left alone.) */
+ * full.  (A receive buffer shrunk after the handshake slows the stream
+ * to the kernel's window probes, rapt or not: run_rcvbuf_shrunk.) */
 static int fp_shrink(struct conn *c)
 {
 	int afd, n = FP_SOCKBUF;
@@ -654,6 +663,136 @@ static int run_fast_partial(void)
 		partial, r);
 	T(partial >= PW_WANT);
 	if (quiet(&c.a) || quiet(&c.p))
+		return -1;
+	return conn_close(&c);
+}
+
+/*
+ * A receive buffer shrunk after the handshake (issue: "the general send
+ * path stalls for more than 5 s").  The stall is the kernel's, not
+ * rapt's: the sender's MSS was bounded by half the largest window the
+ * receiver offered before (32 KiB or more on lo), the shrunk buffer
+ * now offers about 8 KiB, and Linux sends no segment larger than the
+ * window it has (tcp_snd_wnd_test()) except the persist timer's probe
+ * (tcp_write_wakeup()), one window per probe interval of at least
+ * TCP_RTO_MIN, 200 ms: 40 KiB/s, whoever writes.  docs/tcp-provider.md,
+ * 6.3, has the figures; here the same transfer runs over a plain socket
+ * pair first, then through rapt, which must deliver every byte in order
+ * at that pace and neither stall for good nor lose EPOLLOUT.
+ */
+#define RB_LEN		(64u << 10)	/* ~0.4 s at probe pace */
+#define RB_SMALL	8		/* small sends queued behind it */
+#define RB_RCVBUF	4096
+
+/* Plain sockets set up as the provider's are (loopback, TCP_NODELAY, a
+ * few bytes each way first, non-blocking transfers): RB_LEN bytes
+ * through a receive buffer shrunk after that.  Returns the ms it took,
+ * or -1. */
+static double rb_plain(void)
+{
+	struct sockaddr_in sin;
+	socklen_t sl = sizeof(sin);
+	int l, a = -1, p = -1, one = 1, n = RB_RCVBUF;
+	size_t sent = 0, got = 0;
+	static uint8_t buf[RB_LEN];
+	double t0, ms = -1, end;
+	ssize_t k;
+
+	memcpy(&sin, lo_addr(), sizeof(sin));
+	sin.sin_port = 0;
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&sin, sizeof(sin)) ||
+	    listen(l, 1) || getsockname(l, (struct sockaddr *)&sin, &sl))
+		goto out;
+	a = socket(AF_INET, SOCK_STREAM, 0);
+	if (a < 0 || connect(a, (struct sockaddr *)&sin, sizeof(sin)))
+		goto out;
+	p = accept(l, NULL, NULL);
+	if (p < 0 || setsockopt(a, IPPROTO_TCP, TCP_NODELAY, &one,
+				sizeof(one)) ||
+	    setsockopt(p, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ||
+	    write(a, "mpa", 3) != 3 || read(p, buf, 3) != 3 ||
+	    write(p, "mpa", 3) != 3 || read(a, buf, 3) != 3 ||
+	    setsockopt(p, SOL_SOCKET, SO_RCVBUF, &n, sizeof(n)))
+		goto out;
+	t0 = now_ms();
+	end = t0 + EV_US / 1000;
+	while (got < RB_LEN && now_ms() < end) {
+		struct pollfd pf[2] = {
+			{ a, sent < RB_LEN ? POLLOUT : 0, 0 },
+			{ p, POLLIN, 0 },
+		};
+
+		if (poll(pf, 2, 100) < 0)
+			goto out;
+		if (pf[0].revents & POLLOUT) {
+			k = send(a, buf + sent, RB_LEN - sent, MSG_DONTWAIT);
+			sent += k > 0 ? (size_t)k : 0;
+		}
+		while ((pf[1].revents & POLLIN) &&
+		       (k = recv(p, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+			got += (size_t)k;
+	}
+	if (got == RB_LEN)
+		ms = now_ms() - t0;
+out:
+	if (p >= 0)
+		close(p);
+	if (a >= 0)
+		close(a);
+	if (l >= 0)
+		close(l);
+	return ms;
+}
+
+/* Message @m: the large one, then 64-byte ones right after it. */
+static struct rapt_sge rb_sge(const struct side *s, unsigned int m)
+{
+	return m ? sge(s, RB_LEN + (m - 1) * 64, 64) : sge(s, 0, RB_LEN);
+}
+
+static int run_rcvbuf_shrunk(void)
+{
+	struct rapt_event ev;
+	struct sockaddr_in x;
+	socklen_t xl = sizeof(x);
+	struct rapt_sge g;
+	struct conn c;
+	double plain, t0;
+	int afd, pfd, n = RB_RCVBUF;
+	unsigned int m;
+
+	plain = rb_plain();
+	T(plain >= 0);
+	if (conn_open(&c, 2 * RB_LEN, 2 * RB_LEN, RAPT_MEM_LOCAL_WRITE, NULL,
+		      NULL) || act_sock(&c, &afd))
+		return -1;
+	/* The passive EP's socket: its peer is the active one's port. */
+	T(!getsockname(afd, (struct sockaddr *)&x, &xl));
+	pfd = lo_sock(ntohs(x.sin_port));
+	T(pfd >= 0);
+	T(!setsockopt(pfd, SOL_SOCKET, SO_RCVBUF, &n, sizeof(n)));
+	fill(c.a.mem, 2 * RB_LEN, 5);
+	for (m = 0; m <= RB_SMALL; m++) {
+		g = rb_sge(&c.p, m);
+		TOK(rapt_ep_post_recv(c.p.ep, &g, 1, m));
+	}
+	t0 = now_ms();
+	for (m = 0; m <= RB_SMALL; m++) {
+		g = rb_sge(&c.a, m);
+		TOK(rapt_ep_post_send(c.a.ep, &g, 1, m, 0));
+	}
+	for (m = 0; m <= RB_SMALL; m++)
+		if (dto_wait(&c.p, RAPT_OP_RECV, RAPT_DTO_SUCCESS, m, &ev))
+			return -1;
+	fprintf(stderr, "%u KiB through a shrunk SO_RCVBUF: plain sockets "
+		"%.0f ms, rapt %.0f ms\n", RB_LEN >> 10, plain,
+		now_ms() - t0);
+	for (m = 0; m <= RB_SMALL; m++)
+		if (dto_wait(&c.a, RAPT_OP_SEND, RAPT_DTO_SUCCESS, m, &ev))
+			return -1;
+	T(!memcmp(c.p.mem, c.a.mem, RB_LEN + RB_SMALL * 64));
+	if (untouched(&c.p, 0, RB_LEN + RB_SMALL * 64))
 		return -1;
 	return conn_close(&c);
 }
@@ -1196,14 +1335,6 @@ static int run_flush(void)
  * wait: it must still be delivered, promptly.                          */
 /* ------------------------------------------------------------------ */
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* Spin (dequeue) on both sides until the connection is up. */
 static int spin_connect(struct conn *c)
 {
@@ -1344,6 +1475,7 @@ CASE(run_suppress)
 CASE(run_fast_send)
 CASE(run_fast_send_crc)
 CASE(run_fast_partial)
+CASE(run_rcvbuf_shrunk)
 CASE(run_rdma_offsets)
 CASE(run_rdma_big)
 CASE(run_fence)
@@ -1372,6 +1504,8 @@ static const struct {
 	{ "the same with CRC32c", cu_run_fast_send_crc },
 	{ "small sends: the fast path's write taken in part",
 	  cu_run_fast_partial },
+	{ "receive buffer shrunk after connect: the kernel's pace",
+	  cu_run_rcvbuf_shrunk },
 	{ "RDMA write and read at every offset class", cu_run_rdma_offsets },
 	{ "4 MiB RDMA writes and read", cu_run_rdma_big },
 	{ "FENCE waits for earlier reads", cu_run_fence },
