@@ -10,8 +10,11 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <linux/tcp.h>	/* struct tcp_info with tcpi_bytes_sent */
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,6 +205,14 @@ static int untouched(const struct side *s, size_t off, size_t n)
 	return 0;
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 static struct rapt_sge sge(const struct side *s, size_t off, size_t n)
 {
 	struct rapt_sge g = {
@@ -362,17 +373,26 @@ static int lo_sock(uint16_t peer_port)
 	return -1;
 }
 
-/* Shrink the active side's send buffer, so the large message keeps it
- * full.  (A receive buffer shrunk after the handshake stalls the path
- * on the kernel's window probes: left alone.) */
-static int fp_shrink(struct conn *c)
+/* The active EP's socket, in *@fd. */
+static int act_sock(struct conn *c, int *fd)
 {
 	struct rapt_psp_info pi;
-	int afd, n = FP_SOCKBUF;
 
 	TOK(rapt_psp_query(c->psp, &pi, sizeof(pi)));
-	afd = lo_sock((uint16_t)pi.service_id);
-	T(afd >= 0);
+	*fd = lo_sock((uint16_t)pi.service_id);
+	T(*fd >= 0);
+	return 0;
+}
+
+/* Shrink the active side's send buffer, so the large message keeps it
+ * full.  (A receive buffer shrunk after the handshake slows the stream
+ * to the kernel's window probes, rapt or not: run_rcvbuf_shrunk.) */
+static int fp_shrink(struct conn *c)
+{
+	int afd, n = FP_SOCKBUF;
+
+	if (act_sock(c, &afd))
+		return -1;
 	T(!setsockopt(afd, SOL_SOCKET, SO_SNDBUF, &n, sizeof(n)));
 	return 0;
 }
@@ -489,6 +509,292 @@ static int run_fast_send(void)
 static int run_fast_send_crc(void)
 {
 	return fp_run(true);
+}
+
+/*
+ * The fast path's partial write: sendmsg() takes some, not all, of the
+ * one FPDU a lone small send makes (tx_fast_defer() with part of the
+ * batch written).  Linux does that when the send queue's last segment
+ * fills up inside the call and the socket then has no room for another
+ * (tcp_sendmsg_locked(): new_segment, sk_stream_memory_free()).  So the
+ * active socket gets a small SO_SNDBUF and TCP_CORK, which keeps the
+ * last segment unsent and growing; a burst of small sends then fills it
+ * to the size goal (about an MSS, 32-64 KiB on lo) post after post, and
+ * the post that crosses the goal is written in part.
+ *
+ * The socket's own count of bytes written (TCP_INFO) around each post
+ * that finds the transmit side idle tells the three fast-path outcomes
+ * apart: the whole FPDU and the completion at once; nothing (EAGAIN);
+ * or a part, with the completion later (counted only when it must be
+ * the fast path: every earlier send has completed).  Not every round
+ * cuts a post (about every other one did here: 3 cuts took 5 to 11
+ * rounds), so rounds run until PW_WANT were seen.  Every message must
+ * arrive whole, in order, into its own receive, and every send complete
+ * in post order.
+ */
+#define PW_MSGS		512	/* ~110 KiB of FPDUs: 2 size goals */
+#define PW_SLOT		256	/* TCP_MAX_INLINE */
+#define PW_WANT		3
+#define PW_ROUNDS	200	/* ~30 ms each */
+
+/* Bytes the kernel took from sendmsg() on @fd so far (any base). */
+static int sock_written(int fd, uint64_t *n)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	memset(&ti, 0, sizeof(ti));
+	T(!getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len));
+	T(len >= offsetof(struct tcp_info, tcpi_bytes_retrans) +
+		 sizeof(ti.tcpi_bytes_retrans));
+	/* Sent once, plus not sent yet: retransmits count in both. */
+	*n = ti.tcpi_bytes_sent - ti.tcpi_bytes_retrans +
+	     ti.tcpi_notsent_bytes;
+	return 0;
+}
+
+/* The FPDU of an @n-byte send: MPA length, DDP/RDMAP header (18),
+ * payload, pad to 4, CRC field. */
+static uint64_t pw_fpdu(uint32_t n)
+{
+	return ((2 + 18 + n + 3) & ~3u) + 4;
+}
+
+static uint32_t pw_len(unsigned int r, unsigned int m)
+{
+	return 128 + (r * 13 + m * 37) % (PW_SLOT - 127);
+}
+
+/* Take the send completions there are now; all in post order. */
+static int pw_reap(struct conn *c, uint64_t base, unsigned int *done)
+{
+	struct rapt_event ev;
+
+	while (!rapt_evd_dequeue(c->a.evd, &ev)) {
+		T(ev.type == RAPT_EV_DTO && ev.u.dto.op == RAPT_OP_SEND &&
+		  ev.u.dto.status == RAPT_DTO_SUCCESS);
+		T(ev.u.dto.cookie == base + *done);
+		(*done)++;
+	}
+	return 0;
+}
+
+/* Post send @m of round @r; count a partial fast-path write. */
+static int pw_post(struct conn *c, int fd, unsigned int r, unsigned int m,
+		   unsigned int *done, unsigned int *partial)
+{
+	uint64_t base = (uint64_t)r * PW_MSGS, w0, w1;
+	uint32_t n = pw_len(r, m);
+	struct rapt_sge g = sge(&c->a, (size_t)m * PW_SLOT, n);
+	bool idle = *done == m;
+
+	fill(c->a.mem + (size_t)m * PW_SLOT, n, r * PW_MSGS + m);
+	if (sock_written(fd, &w0))
+		return -1;
+	TOK(rapt_ep_post_send(c->a.ep, &g, 1, base + m,
+			      m % 3 == 2 ? RAPT_POST_INLINE : 0));
+	if (sock_written(fd, &w1) || pw_reap(c, base, done))
+		return -1;
+	if (!idle)
+		return 0;	/* queued behind others: the general path */
+	if (*done == m + 1)
+		T(w1 - w0 == pw_fpdu(n));	/* whole, completed at once */
+	else if (w1 > w0)
+		(*partial)++;
+	return 0;
+}
+
+static int pw_round(struct conn *c, int fd, unsigned int r,
+		    unsigned int *partial)
+{
+	uint64_t base = (uint64_t)r * PW_MSGS;
+	int on = 1, off = 0;
+	struct rapt_event ev;
+	struct rapt_sge g;
+	unsigned int m, done = 0;
+	uint32_t i;
+
+	memset(c->p.mem, 0xcc, c->p.len);
+	for (m = 0; m < PW_MSGS; m++) {
+		g = sge(&c->p, (size_t)m * PW_SLOT, PW_SLOT);
+		TOK(rapt_ep_post_recv(c->p.ep, &g, 1, base + m));
+	}
+	T(!setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof(on)));
+	for (m = 0; m < PW_MSGS; m++)
+		if (pw_post(c, fd, r, m, &done, partial))
+			return -1;
+	/* The rest of the last segment goes out. */
+	T(!setsockopt(fd, IPPROTO_TCP, TCP_CORK, &off, sizeof(off)));
+	for (; done < PW_MSGS; done++)
+		if (dto_wait(&c->a, RAPT_OP_SEND, RAPT_DTO_SUCCESS,
+			     base + done, &ev))
+			return -1;
+	for (m = 0; m < PW_MSGS; m++) {
+		if (dto_wait(&c->p, RAPT_OP_RECV, RAPT_DTO_SUCCESS, base + m,
+			     &ev))
+			return -1;
+		T(ev.u.dto.length == pw_len(r, m));
+		T(!memcmp(c->p.mem + (size_t)m * PW_SLOT,
+			  c->a.mem + (size_t)m * PW_SLOT, pw_len(r, m)));
+		for (i = pw_len(r, m); i < PW_SLOT; i++)
+			T(c->p.mem[(size_t)m * PW_SLOT + i] == 0xcc);
+	}
+	return 0;
+}
+
+static int run_fast_partial(void)
+{
+	struct rapt_ep_attr attr = {
+		.max_send = PW_MSGS, .max_recv = PW_MSGS,
+		.max_inline = PW_SLOT,
+	};
+	unsigned int r, partial = 0;
+	struct conn c;
+	int fd;
+
+	if (conn_open(&c, PW_MSGS * PW_SLOT, PW_MSGS * PW_SLOT,
+		      RAPT_MEM_LOCAL_WRITE, &attr, NULL) ||
+	    fp_shrink(&c) || act_sock(&c, &fd))
+		return -1;
+	for (r = 0; r < PW_ROUNDS && partial < PW_WANT; r++)
+		if (pw_round(&c, fd, r, &partial))
+			return -1;
+	fprintf(stderr, "fast path: %u partial writes in %u rounds\n",
+		partial, r);
+	T(partial >= PW_WANT);
+	if (quiet(&c.a) || quiet(&c.p))
+		return -1;
+	return conn_close(&c);
+}
+
+/*
+ * A receive buffer shrunk after the handshake (issue: "the general send
+ * path stalls for more than 5 s").  The stall is the kernel's, not
+ * rapt's: the sender's MSS was bounded by half the largest window the
+ * receiver offered before (32 KiB or more on lo), the shrunk buffer
+ * now offers about 8 KiB, and Linux sends no segment larger than the
+ * window it has (tcp_snd_wnd_test()) except the persist timer's probe
+ * (tcp_write_wakeup()), one window per probe interval of at least
+ * TCP_RTO_MIN, 200 ms: 40 KiB/s, whoever writes.  docs/tcp-provider.md,
+ * 6.3, has the figures; here the same transfer runs over a plain socket
+ * pair first, then through rapt, which must deliver every byte in order
+ * at that pace and neither stall for good nor lose EPOLLOUT.
+ */
+#define RB_LEN		(64u << 10)	/* ~0.4 s at probe pace */
+#define RB_SMALL	8		/* small sends queued behind it */
+#define RB_RCVBUF	4096
+
+/* Plain sockets set up as the provider's are (loopback, TCP_NODELAY, a
+ * few bytes each way first, non-blocking transfers): RB_LEN bytes
+ * through a receive buffer shrunk after that.  Returns the ms it took,
+ * or -1. */
+static double rb_plain(void)
+{
+	struct sockaddr_in sin;
+	socklen_t sl = sizeof(sin);
+	int l, a = -1, p = -1, one = 1, n = RB_RCVBUF;
+	size_t sent = 0, got = 0;
+	static uint8_t buf[RB_LEN];
+	double t0, ms = -1, end;
+	ssize_t k;
+
+	memcpy(&sin, lo_addr(), sizeof(sin));
+	sin.sin_port = 0;
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&sin, sizeof(sin)) ||
+	    listen(l, 1) || getsockname(l, (struct sockaddr *)&sin, &sl))
+		goto out;
+	a = socket(AF_INET, SOCK_STREAM, 0);
+	if (a < 0 || connect(a, (struct sockaddr *)&sin, sizeof(sin)))
+		goto out;
+	p = accept(l, NULL, NULL);
+	if (p < 0 || setsockopt(a, IPPROTO_TCP, TCP_NODELAY, &one,
+				sizeof(one)) ||
+	    setsockopt(p, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ||
+	    write(a, "mpa", 3) != 3 || read(p, buf, 3) != 3 ||
+	    write(p, "mpa", 3) != 3 || read(a, buf, 3) != 3 ||
+	    setsockopt(p, SOL_SOCKET, SO_RCVBUF, &n, sizeof(n)))
+		goto out;
+	t0 = now_ms();
+	end = t0 + EV_US / 1000;
+	while (got < RB_LEN && now_ms() < end) {
+		struct pollfd pf[2] = {
+			{ a, sent < RB_LEN ? POLLOUT : 0, 0 },
+			{ p, POLLIN, 0 },
+		};
+
+		if (poll(pf, 2, 100) < 0)
+			goto out;
+		if (pf[0].revents & POLLOUT) {
+			k = send(a, buf + sent, RB_LEN - sent, MSG_DONTWAIT);
+			sent += k > 0 ? (size_t)k : 0;
+		}
+		while ((pf[1].revents & POLLIN) &&
+		       (k = recv(p, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+			got += (size_t)k;
+	}
+	if (got == RB_LEN)
+		ms = now_ms() - t0;
+out:
+	if (p >= 0)
+		close(p);
+	if (a >= 0)
+		close(a);
+	if (l >= 0)
+		close(l);
+	return ms;
+}
+
+/* Message @m: the large one, then 64-byte ones right after it. */
+static struct rapt_sge rb_sge(const struct side *s, unsigned int m)
+{
+	return m ? sge(s, RB_LEN + (m - 1) * 64, 64) : sge(s, 0, RB_LEN);
+}
+
+static int run_rcvbuf_shrunk(void)
+{
+	struct rapt_event ev;
+	struct sockaddr_in x;
+	socklen_t xl = sizeof(x);
+	struct rapt_sge g;
+	struct conn c;
+	double plain, t0;
+	int afd, pfd, n = RB_RCVBUF;
+	unsigned int m;
+
+	plain = rb_plain();
+	T(plain >= 0);
+	if (conn_open(&c, 2 * RB_LEN, 2 * RB_LEN, RAPT_MEM_LOCAL_WRITE, NULL,
+		      NULL) || act_sock(&c, &afd))
+		return -1;
+	/* The passive EP's socket: its peer is the active one's port. */
+	T(!getsockname(afd, (struct sockaddr *)&x, &xl));
+	pfd = lo_sock(ntohs(x.sin_port));
+	T(pfd >= 0);
+	T(!setsockopt(pfd, SOL_SOCKET, SO_RCVBUF, &n, sizeof(n)));
+	fill(c.a.mem, 2 * RB_LEN, 5);
+	for (m = 0; m <= RB_SMALL; m++) {
+		g = rb_sge(&c.p, m);
+		TOK(rapt_ep_post_recv(c.p.ep, &g, 1, m));
+	}
+	t0 = now_ms();
+	for (m = 0; m <= RB_SMALL; m++) {
+		g = rb_sge(&c.a, m);
+		TOK(rapt_ep_post_send(c.a.ep, &g, 1, m, 0));
+	}
+	for (m = 0; m <= RB_SMALL; m++)
+		if (dto_wait(&c.p, RAPT_OP_RECV, RAPT_DTO_SUCCESS, m, &ev))
+			return -1;
+	fprintf(stderr, "%u KiB through a shrunk SO_RCVBUF: plain sockets "
+		"%.0f ms, rapt %.0f ms\n", RB_LEN >> 10, plain,
+		now_ms() - t0);
+	for (m = 0; m <= RB_SMALL; m++)
+		if (dto_wait(&c.a, RAPT_OP_SEND, RAPT_DTO_SUCCESS, m, &ev))
+			return -1;
+	T(!memcmp(c.p.mem, c.a.mem, RB_LEN + RB_SMALL * 64));
+	if (untouched(&c.p, 0, RB_LEN + RB_SMALL * 64))
+		return -1;
+	return conn_close(&c);
 }
 
 /* SUPPRESS: no completion for unsignalled sends, order kept. */
@@ -1029,14 +1335,6 @@ static int run_flush(void)
  * wait: it must still be delivered, promptly.                          */
 /* ------------------------------------------------------------------ */
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* Spin (dequeue) on both sides until the connection is up. */
 static int spin_connect(struct conn *c)
 {
@@ -1176,6 +1474,8 @@ CASE(run_inline)
 CASE(run_suppress)
 CASE(run_fast_send)
 CASE(run_fast_send_crc)
+CASE(run_fast_partial)
+CASE(run_rcvbuf_shrunk)
 CASE(run_rdma_offsets)
 CASE(run_rdma_big)
 CASE(run_fence)
@@ -1202,6 +1502,10 @@ static const struct {
 	{ "small sends: fast path, in part, behind a large one",
 	  cu_run_fast_send },
 	{ "the same with CRC32c", cu_run_fast_send_crc },
+	{ "small sends: the fast path's write taken in part",
+	  cu_run_fast_partial },
+	{ "receive buffer shrunk after connect: the kernel's pace",
+	  cu_run_rcvbuf_shrunk },
 	{ "RDMA write and read at every offset class", cu_run_rdma_offsets },
 	{ "4 MiB RDMA writes and read", cu_run_rdma_big },
 	{ "FENCE waits for earlier reads", cu_run_fence },
