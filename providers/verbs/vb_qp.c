@@ -417,6 +417,32 @@ static int post_failed(struct vb_ep *ep, const char *what, int err)
 	return err == ENOMEM ? RAPT_ENOSPC : rapt_errno_status(err);
 }
 
+/**
+ * vb_recv_wr - fill a receive work request (wr_id aside)
+ * @wr: the request
+ * @sgl: its SGEs, rapt's laid out as verbs' (@nsge of them)
+ * @nsge: may be 0
+ * @zero: room for the SGE of a receive without SGEs, which some drivers
+ *        (siw) refuse: one of length 0 at @buf, registered as @mr
+ * @buf: registered memory
+ * @mr: its registration
+ */
+void vb_recv_wr(struct ibv_recv_wr *wr, const struct rapt_sge *sgl,
+		uint32_t nsge, struct ibv_sge *zero, void *buf,
+		const struct ibv_mr *mr)
+{
+	wr->next = NULL;
+	wr->sg_list = (struct ibv_sge *)sgl;
+	wr->num_sge = (int)nsge;
+	if (!nsge) {
+		zero->addr = (uintptr_t)buf;
+		zero->length = 0;
+		zero->lkey = mr->lkey;
+		wr->sg_list = zero;
+		wr->num_sge = 1;
+	}
+}
+
 int vb_post_recv(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
 		 uint64_t cookie)
 {
@@ -427,17 +453,7 @@ int vb_post_recv(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
 	bool polled = false;
 	int err;
 
-	wr.next = NULL;
-	wr.sg_list = (struct ibv_sge *)sgl;
-	wr.num_sge = (int)nsge;
-	if (!nsge) {
-		/* Some drivers (siw) refuse a receive without SGEs. */
-		zero.addr = (uintptr_t)ep->ctl;
-		zero.length = 0;
-		zero.lkey = ep->ctl_mr->lkey;
-		wr.sg_list = &zero;
-		wr.num_sge = 1;
-	}
+	vb_recv_wr(&wr, sgl, nsge, &zero, ep->ctl, ep->ctl_mr);
 again:
 	pthread_mutex_lock(&ep->rq_lock);
 	if (vb_unlikely(ep->dead)) {

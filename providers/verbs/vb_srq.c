@@ -351,16 +351,7 @@ int vb_srq_post_recv(void *psrq, const struct rapt_sge *sgl, uint32_t nsge,
 	uint32_t ent;
 	int err;
 
-	wr.next = NULL;
-	wr.sg_list = (struct ibv_sge *)sgl;
-	wr.num_sge = (int)nsge;
-	if (!nsge) {
-		zero.addr = (uintptr_t)srq->zero;
-		zero.length = 0;
-		zero.lkey = srq->zero_mr->lkey;
-		wr.sg_list = &zero;
-		wr.num_sge = 1;
-	}
+	vb_recv_wr(&wr, sgl, nsge, &zero, srq->zero, srq->zero_mr);
 	pthread_mutex_lock(&srq->lock);
 	if (srq->posted >= srq->max || !srq->nfree) {
 		pthread_mutex_unlock(&srq->lock);

@@ -602,6 +602,9 @@ int vb_qp_to_init(struct vb_ep *ep, struct ibv_qp_attr *qa, int mask);
  * success ep->qp is it and the old one is the caller's. */
 int vb_qp_create(struct vb_ep *ep, const struct rapt_ep_attr *a);
 
+void vb_recv_wr(struct ibv_recv_wr *wr, const struct rapt_sge *sgl,
+		uint32_t nsge, struct ibv_sge *zero, void *buf,
+		const struct ibv_mr *mr);
 int vb_ep_post_done(struct vb_ep *ep, uint8_t op, uint64_t cookie,
 		    uint32_t flags);
 
