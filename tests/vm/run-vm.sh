@@ -37,7 +37,7 @@
 #                on the iwarp (siw) and ib (rxe) providers: 2 ranks,
 #                compat/libfabric/tests/mpi_check (needs a build with the
 #                libfabric provider, and Open MPI on this machine)
-#   dat          uDAPL's dapltest, dtest and dtestcm through rapt's DAT
+#   dat          uDAPL's dapltest, dtest, dtestcm and dtestsrq through rapt's DAT
 #                provider on iwarp (siw) and ib (rxe), and through
 #                uDAPL's own rdma_cm provider on the same devices, side
 #                by side (needs a build with the DAT provider)
@@ -327,7 +327,8 @@ if [[ " $SUITES " == *" dat "* ]] &&
 	compat/dat2/rapt-dat2-conf >> make.log 2>&1 &&
    command -v dapltest >/dev/null && [ -f "$ARCH_LIB/libdaplofa.so.2" ]; then
 	with_libs "$(command -v dapltest)" "$(command -v dtest)" \
-		"$(command -v dtestcm)" "$ARCH_LIB/libdaplofa.so.2" \
+		"$(command -v dtestcm)" "$(command -v dtestsrq)" \
+		"$ARCH_LIB/libdaplofa.so.2" \
 		"$(real_prog compat/dat2/rapt-dat2-conf)" \
 		"$BUILD/compat/dat2/.libs/librapt-dat2.so"
 	place "$BUILD/compat/dat2/.libs/librapt-dat2.so" \
