@@ -206,6 +206,8 @@ dtest_case() {	# dtest_case NAME OPTIONS...
 	2) row "$name" FAIL "the client connected before the server listened, 5 times" ;;
 	*) row "$name" FAIL "$(cat "$work/why")" ;;
 	esac
+	# what the programs said, for a failure seen only in CI
+	[ $rc = 0 ] || tail -n 15 "$work/s.log" "$work/c.log"
 }
 # The dtest cases: every transfer kind, and the CNO it cannot have.
 dat2_dtest() {
@@ -279,6 +281,8 @@ dat2_dtestcm() {
 		"dtestcm took a DISCONNECTED for an ESTABLISHED, $try times running" ;;
 	*) row "dtestcm (1000 connections)" FAIL "$(cat "$work/why")" ;;
 	esac
+	[ $rc = 0 ] || { tail -n 15 "$work/s.log" "$work/c.log"
+		ss -tlnp 2>/dev/null | tail -n 5; }
 
 }
 
