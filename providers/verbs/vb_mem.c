@@ -51,6 +51,38 @@ int vb_pz_free(void *ppz)
 	return 0;
 }
 
+/**
+ * vb_small_mr - a small zeroed buffer of the provider's own, registered
+ * @pz: its PZ
+ * @bytes: its size, a power of two (it is aligned to it)
+ * @access: ibv_reg_mr()'s flags
+ * @what: what it is for, for the error message
+ * @buf: set to the buffer (NULL on failure)
+ * @mr: set to its registration
+ *
+ * Return: 0, RAPT_ENOMEM, or the registration's error (the reason set).
+ */
+int vb_small_mr(struct vb_pz *pz, size_t bytes, int access,
+		const char *what, void **buf, struct ibv_mr **mr)
+{
+	int err;
+
+	*buf = aligned_alloc(bytes, bytes);
+	if (!*buf)
+		return RAPT_ENOMEM;
+	memset(*buf, 0, bytes);
+	*mr = ibv_reg_mr(pz->pd, *buf, bytes, access);
+	if (!*mr) {
+		err = errno;
+		rapt_prov_set_error("%s: ibv_reg_mr of %s: %s", vb_tp->name,
+				    what, strerror(err));
+		free(*buf);
+		*buf = NULL;
+		return rapt_errno_status(err);
+	}
+	return 0;
+}
+
 int vb_access_flags(uint32_t access)
 {
 	int f = 0;

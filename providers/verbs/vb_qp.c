@@ -204,7 +204,7 @@ static bool seq_old(uint32_t seq, uint32_t head)
 
 /* A receive's event, of the EP's ring or of its SRQ's. */
 static void recv_fill(struct vb_ep *ep, const struct ibv_wc *wc,
-			   uint64_t cookie, struct rapt_event *ev)
+		      uint64_t cookie, struct rapt_event *ev)
 {
 	dto_fill(ep, wc, RAPT_OP_RECV, cookie, ev);
 	if (vb_unlikely(wc->status == IBV_WC_LOC_QP_OP_ERR &&
@@ -514,6 +514,28 @@ static uint32_t extra_of(const struct vb_swr *e, uint32_t n)
 }
 
 /*
+ * Whether the send ring takes @n entries that are @ops operations of the
+ * consumer's (sq_lock held): RAPT_ESTATE once the EP is dead (the reason
+ * set), RAPT_ENOSPC when full.
+ */
+static int sq_room(struct vb_ep *ep, uint32_t n, uint32_t ops)
+{
+	uint32_t out = ep->sq_tail - load32(&ep->sq_head);
+
+	if (vb_unlikely(ep->dead)) {
+		rapt_prov_set_error("%s: the connection is going down",
+				    vb_tp->name);
+		return RAPT_ESTATE;
+	}
+	if (vb_unlikely(out + n > ep->sq_cap ||
+			out - atomic_load_explicit(&ep->sq_extra,
+						   memory_order_acquire) +
+			ops > ep->sq_max))
+		return RAPT_ENOSPC;
+	return 0;
+}
+
+/*
  * Post @n chained work requests (@wr[0..n-1]) under one lock; @e[i] is
  * the ring entry of @wr[i].  All or nothing.  They are one operation of
  * the consumer's (a read split into parts, a send, a write), or none
@@ -523,35 +545,26 @@ static int post_sq(struct vb_ep *ep, struct ibv_send_wr *wr,
 		   const struct vb_swr *e, uint32_t n)
 {
 	struct ibv_send_wr *bad;
-	uint32_t seq, i, out, ops = n - extra_of(e, n);
+	uint32_t seq, i, ops = n - extra_of(e, n);
 	bool polled = false;
-	int err;
+	int err, ret;
 
 	for (i = 0; i + 1 < n; i++)
 		wr[i].next = &wr[i + 1];
 	wr[n - 1].next = NULL;
 again:
 	pthread_mutex_lock(&ep->sq_lock);
-	if (vb_unlikely(ep->dead)) {
+	ret = sq_room(ep, n, ops);
+	if (vb_unlikely(ret)) {
 		pthread_mutex_unlock(&ep->sq_lock);
-		rapt_prov_set_error("%s: the connection is going down",
-				    vb_tp->name);
-		return RAPT_ESTATE;
-	}
-	seq = ep->sq_tail;
-	out = seq - load32(&ep->sq_head);
-	if (vb_unlikely(out + n > ep->sq_cap ||
-			out - atomic_load_explicit(&ep->sq_extra,
-						   memory_order_acquire) +
-			ops > ep->sq_max)) {
-		pthread_mutex_unlock(&ep->sq_lock);
-		if (!polled && ep->req_evd->cq) {
+		if (ret == RAPT_ENOSPC && !polled && ep->req_evd->cq) {
 			polled = true;
 			if (vb_cq_poll(ep->req_evd))
 				goto again;
 		}
-		return RAPT_ENOSPC;
+		return ret;
 	}
+	seq = ep->sq_tail;
 	for (i = 0; i < n; i++) {
 		ep->sq[(seq + i) & ep->sq_mask] = e[i];
 		wr[i].wr_id = wrid(ep, seq + i, false);
@@ -671,18 +684,6 @@ int vb_post_read(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
 }
 
 /**
- * vb_ep_post_internal_write - the provider's own RDMA write (the RTR)
- * @ep: the EP
- * @raddr: where
- * @rkey: the peer's key
- * @len: bytes of ep->ctl[1], at most 8, sent inline; 0 for a zero-length
- *       write
- *
- * Never reported to the consumer.
- *
- * Return: 0, or a RAPT_E* code.
- */
-/**
  * vb_ep_post_done - an operation with nothing for the device to do, in
  * the send ring: it completes SUCCESS in order with what was posted
  * before it
@@ -697,22 +698,15 @@ int vb_ep_post_done(struct vb_ep *ep, uint8_t op, uint64_t cookie,
 		    uint32_t flags)
 {
 	struct vb_evd *evd = ep->req_evd;
-	uint32_t seq, out;
+	uint32_t seq;
 	struct vb_swr *e;
-	int ret = 0;
+	int ret;
 
 	pthread_mutex_lock(&evd->poll_lock);
 	pthread_mutex_lock(&ep->sq_lock);
 	seq = ep->sq_tail;
-	out = seq - load32(&ep->sq_head);
-	if (ep->dead) {
-		rapt_prov_set_error("%s: the connection is going down",
-				    vb_tp->name);
-		ret = RAPT_ESTATE;
-	} else if (out + 1 > ep->sq_cap ||
-		   out - atomic_load(&ep->sq_extra) + 1 > ep->sq_max) {
-		ret = RAPT_ENOSPC;
-	} else {
+	ret = sq_room(ep, 1, 1);
+	if (!ret) {
 		e = &ep->sq[seq & ep->sq_mask];
 		swr_set(e, cookie, op, 0, flags);
 		e->flags |= VB_SWR_DONE;
@@ -726,6 +720,18 @@ int vb_ep_post_done(struct vb_ep *ep, uint8_t op, uint64_t cookie,
 	return ret;
 }
 
+/**
+ * vb_ep_post_internal_write - the provider's own RDMA write (the RTR)
+ * @ep: the EP
+ * @raddr: where
+ * @rkey: the peer's key
+ * @len: bytes of ep->ctl[1], at most 8, sent inline; 0 for a zero-length
+ *       write
+ *
+ * Never reported to the consumer.
+ *
+ * Return: 0, or a RAPT_E* code.
+ */
 int vb_ep_post_internal_write(struct vb_ep *ep, uint64_t raddr,
 			      uint32_t rkey, uint32_t len)
 {
@@ -1001,24 +1007,14 @@ static int rings_alloc(struct vb_ep *ep)
 
 static int ctl_alloc(struct vb_ep *ep)
 {
-	int err;
+	void *buf;
+	int ret;
 
-	ep->ctl = aligned_alloc(VB_CTL_BYTES, VB_CTL_BYTES);
-	if (!ep->ctl)
-		return RAPT_ENOMEM;
-	memset(ep->ctl, 0, VB_CTL_BYTES);
-	ep->ctl_mr = ibv_reg_mr(ep->pz->pd, ep->ctl, VB_CTL_BYTES,
-				IBV_ACCESS_LOCAL_WRITE |
-				IBV_ACCESS_REMOTE_WRITE);
-	if (!ep->ctl_mr) {
-		err = errno;
-		rapt_prov_set_error("%s: ibv_reg_mr of an EP's control word: %s",
-				    vb_tp->name, strerror(err));
-		free(ep->ctl);
-		ep->ctl = NULL;
-		return rapt_errno_status(err);
-	}
-	return 0;
+	ret = vb_small_mr(ep->pz, VB_CTL_BYTES,
+			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+			  "an EP's control word", &buf, &ep->ctl_mr);
+	ep->ctl = buf;
+	return ret;
 }
 
 static void ep_release(struct vb_ep *ep)

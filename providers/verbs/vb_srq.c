@@ -303,19 +303,10 @@ int vb_srq_create(void *pia, void *ppz, struct rapt_srq *handle,
 	ret = srq_table(srq, hw);
 	if (ret)
 		goto err_srq;
-	srq->zero = aligned_alloc(VB_SRQ_ZERO_BYTES, VB_SRQ_ZERO_BYTES);
-	if (!srq->zero) {
-		ret = RAPT_ENOMEM;
+	ret = vb_small_mr(pz, VB_SRQ_ZERO_BYTES, IBV_ACCESS_LOCAL_WRITE,
+			  "an SRQ's empty receive", &srq->zero, &srq->zero_mr);
+	if (ret)
 		goto err_srq;
-	}
-	srq->zero_mr = ibv_reg_mr(pz->pd, srq->zero, VB_SRQ_ZERO_BYTES,
-				  IBV_ACCESS_LOCAL_WRITE);
-	if (!srq->zero_mr) {
-		rapt_prov_set_error("%s: ibv_reg_mr for an SRQ: %s",
-				    vb_tp->name, strerror(errno));
-		ret = rapt_errno_status(errno);
-		goto err_srq;
-	}
 	ret = srq_index_get(ia, srq);
 	if (ret)
 		goto err_srq;

@@ -322,6 +322,8 @@ struct vb_lmr {
 
 int vb_pz_create(void *pia, void **ppz);
 int vb_pz_free(void *ppz);
+int vb_small_mr(struct vb_pz *pz, size_t bytes, int access,
+		const char *what, void **buf, struct ibv_mr **mr);
 /* ibv_reg_mr()'s flags for rapt rights @access */
 int vb_access_flags(uint32_t access);
 int vb_lmr_create(void *pia, void *ppz, void *addr, size_t length,
