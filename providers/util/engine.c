@@ -85,7 +85,7 @@ struct rapt_engine {
 	struct rapt_retire *graveyard;	/* retired while a batch was held */
 	uint32_t ngrave;
 	bool holding;			/* the thread holds a collected batch */
-	bool stop;
+	_Atomic bool stop;		/* written under lock */
 	struct rapt_io evio;		/* the eventfd's registration */
 	_Atomic uint64_t drive_ns;	/* last pass a consumer drove, or lease */
 	_Atomic uint64_t pass_ns;	/* last pass a consumer drove */
@@ -641,14 +641,11 @@ void rapt_engine_call(struct rapt_engine *eng, void (*fn)(void *),
 	run_exit(eng, saved);
 }
 
+/* Without eng->lock, which a busy consumer's passes hold often: each
+ * wait for it would be one more sleep of the thread. */
 static bool engine_stopping(struct rapt_engine *eng)
 {
-	bool stop;
-
-	pthread_mutex_lock(&eng->lock);
-	stop = eng->stop;
-	pthread_mutex_unlock(&eng->lock);
-	return stop;
+	return atomic_load_explicit(&eng->stop, memory_order_acquire);
 }
 
 /* A consumer drives the passes: it busy-polls, or sleeps on epfd. */
@@ -682,7 +679,13 @@ static void engine_aside(struct rapt_engine *eng)
 			      memory_order_relaxed);
 	poll(&p, 1, ms);
 	atomic_store_explicit(&eng->aside_until_ns, 0, memory_order_relaxed);
-	run_enter(eng, true, &saved);
+	/* A busy consumer in a pass of its own runs the timers and
+	 * deferrals now: waiting for it would only cost a sleep more. */
+	if (!run_enter(eng, false, &saved)) {
+		if (consumer_passes(eng))
+			return;
+		run_enter(eng, true, &saved);
+	}
 	pass_now(eng);
 	run_exit(eng, saved);
 }
