@@ -259,6 +259,10 @@ enum rapt_transport {
  * invalidation by the peer's rapt_ep_post_send_inv().  The limit is
  * max_rmr.  Since API 1.3. */
 #define RAPT_CAP_RMR			(1ULL << 19)
+/* EPs of different processes, and of different hosts, connect to each
+ * other.  Without it (an in-process loopback) only EPs of one process do.
+ * Since API 1.3. */
+#define RAPT_CAP_CROSS_PROCESS		(1ULL << 20)
 
 /* EVD streams (rapt_evd_create() @streams, rapt_ia_attr.evd_merge). */
 #define RAPT_EVD_DTO		(1u << 0)	/* data transfer completions */
