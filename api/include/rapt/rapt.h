@@ -738,7 +738,8 @@ RAPT_API int rapt_evd_wait(struct rapt_evd *evd, int64_t timeout_us,
  * Use: rapt_evd_arm(); if it returns RAPT_EAGAIN, dequeue; else poll/epoll
  * the fd, then dequeue until RAPT_EAGAIN and arm again.
  *
- * Return: 0, RAPT_ENOTSUP (provider without RAPT_CAP_EVD_FD).
+ * Return: 0, RAPT_ENOTSUP (provider without RAPT_CAP_EVD_FD), RAPT_EMFILE
+ * (out of file descriptors), RAPT_ENOMEM, RAPT_EIO.
  */
 RAPT_API int rapt_evd_get_fd(struct rapt_evd *evd, int *fd);
 
