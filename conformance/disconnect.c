@@ -485,8 +485,14 @@ static void killed_active(struct conf_ctx *c)
 	}
 	if (strcmp(line, "ESTABLISHED")) {
 		TRY(conf_send_u64(c, "child", 0));
-		conf_skip(c, "a second process could not connect (%s): the provider does not reach across processes",
-			  line);
+		/* Only a provider that says it stays in one process may
+		 * turn a failed connect into a skip. */
+		if (c->attr.caps & RAPT_CAP_CROSS_PROCESS)
+			FAIL("the IA advertises RAPT_CAP_CROSS_PROCESS but a second process could not connect: %s",
+			     line);
+		else
+			conf_skip(c, "a second process could not connect (%s): IA does not advertise RAPT_CAP_CROSS_PROCESS",
+				  line);
 		goto out;
 	}
 	TRY(conf_send_u64(c, "child", 1));

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "rapt_int.h"
+#include "errno_map.h"
 
 static __thread char last_error[512];
 
@@ -54,6 +55,19 @@ int rapt__fail(int status, const char *fmt, ...)
 	set_error(fmt, ap);
 	va_end(ap);
 	return status;
+}
+
+int rapt__errno_status(int err)
+{
+	switch (err) {
+	case 0:
+		return 0;
+#define RAPT__ERRNO_CASE(e, status) case e: return status;
+	RAPT_ERRNO_STATUS_MAP(RAPT__ERRNO_CASE)
+#undef RAPT__ERRNO_CASE
+	default:
+		return RAPT_EIO;
+	}
 }
 
 RAPT_SDK void rapt_prov_set_error(const char *fmt, ...)

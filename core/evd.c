@@ -1367,7 +1367,7 @@ static int evd_make_fd(struct rapt_core_evd *evd)
 		return 0;
 	evd->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (evd->efd < 0)
-		return rapt__fail(errno == ENOMEM ? RAPT_ENOMEM : RAPT_EIO,
+		return rapt__fail(rapt__errno_status(errno),
 				  "EVD: eventfd() failed: %s", strerror(errno));
 	return 0;
 }
@@ -1390,7 +1390,7 @@ static int evd_make_cfd(struct rapt_core_evd *evd)
 		return 0;
 	fd = epoll_create1(EPOLL_CLOEXEC);
 	if (fd < 0)
-		return rapt__fail(errno == ENOMEM ? RAPT_ENOMEM : RAPT_EIO,
+		return rapt__fail(rapt__errno_status(errno),
 				  "EVD: epoll_create1() failed: %s",
 				  strerror(errno));
 	if (epoll_ctl(fd, EPOLL_CTL_ADD, evd->efd, &ev) ||
@@ -1423,7 +1423,8 @@ static int evd_fd_check(struct rapt_core_evd *evd, const char *fn)
  * that eventfd and the provider's descriptors (docs/evd-semantics.md).
  *
  * Return: 0, RAPT_ENOTSUP (no RAPT_CAP_EVD_FD), RAPT_EINVAL,
- * RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_ENOMEM, RAPT_EIO.
+ * RAPT_EBADHANDLE, RAPT_EHANDLETYPE, RAPT_EMFILE (out of descriptors),
+ * RAPT_ENOMEM, RAPT_EIO.
  */
 RAPT_API int rapt_evd_get_fd(struct rapt_evd *handle, int *fd)
 {
@@ -1484,7 +1485,7 @@ static void evd_drain_fd(struct rapt_core_evd *evd)
  *
  * Return: 0 (armed), RAPT_EAGAIN (events queued or pending: dequeue, then
  * arm again), RAPT_ENOTSUP, RAPT_EBADHANDLE, RAPT_EHANDLETYPE,
- * RAPT_ENOMEM, RAPT_EIO, or the provider's status.
+ * RAPT_EMFILE, RAPT_ENOMEM, RAPT_EIO, or the provider's status.
  */
 RAPT_API int rapt_evd_arm(struct rapt_evd *handle)
 {

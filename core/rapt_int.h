@@ -32,6 +32,9 @@
 /* Record the per-thread detail string and return @status unchanged. */
 int rapt__fail(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* The RAPT_E* code of a failed system call's errno (core/errno_map.h's
+ * table, as providers have it); an errno outside it is RAPT_EIO. */
+int rapt__errno_status(int err);
 
 #define rapt_log(level, ...) RAPT_PLOG((level), "core", __VA_ARGS__)
 #define rapt_err(...)  rapt_log(RAPT_LOG_ERROR, __VA_ARGS__)

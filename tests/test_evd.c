@@ -28,6 +28,8 @@
 
 #include <rapt/rapt.h>
 
+#include "fd_limit.h"
+
 static struct rapt_ia *ia;
 static struct rapt_ia_attr ia_attr;
 
@@ -871,6 +873,29 @@ static void test_fd_lockstep(void)
 	CHECK_RC(rapt_evd_free(l.evd), 0);
 }
 
+/* Out of descriptors is RAPT_EMFILE, not RAPT_EIO, and goes away with
+ * the shortage. */
+static void test_fd_emfile(void)
+{
+	struct rapt_evd *evd;
+	struct rlimit old;
+	int held[FD_LIMIT_SCAN], n, fd = -1;
+
+	if (!have_fd())
+		SKIP("the IA does not offer RAPT_CAP_EVD_FD");
+	evd = evd_new(8, RAPT_EVD_SOFTWARE);
+	n = fd_limit_fill(&old, 0, held, FD_LIMIT_SCAN);
+	CU_ASSERT_FATAL(n >= 0);
+	CHECK_RC(rapt_evd_get_fd(evd, &fd), RAPT_EMFILE);
+	CU_ASSERT_EQUAL(fd, -1);
+	CHECK_RC(rapt_evd_arm(evd), RAPT_EMFILE);
+	CU_ASSERT_EQUAL(fd_limit_restore(&old, held, n), 0);
+	CHECK_RC(rapt_evd_get_fd(evd, &fd), 0);
+	CU_ASSERT(fd >= 0);
+	CHECK_RC(rapt_evd_arm(evd), 0);
+	CHECK_RC(rapt_evd_free(evd), 0);
+}
+
 /* ------------------------------------------------------------------ */
 /* Overflow                                                            */
 /* ------------------------------------------------------------------ */
@@ -1179,6 +1204,7 @@ static const struct {
 	{ "fd arm and epoll", test_fd_arm },
 	{ "fd: no lost wakeup, free running", test_fd_no_lost_wakeup },
 	{ "fd: no lost wakeup, lockstep", test_fd_lockstep },
+	{ "fd: out of descriptors is RAPT_EMFILE", test_fd_emfile },
 	{ "overflow reported on the async EVD", test_overflow_to_async_evd },
 	{ "overflow reported in the EVD itself", test_overflow_self_report },
 	{ "overflow of the async EVD", test_overflow_of_async_evd },

@@ -27,6 +27,7 @@
 #include <rapt/provider.h>
 
 #include "cu_table.h"
+#include "fd_limit.h"
 #include "waitprov/wait_prov.h"
 
 #define WAIT_S		10		/* bound on every wait that must end */
@@ -385,6 +386,27 @@ static void test_fd_path(void)
 	CHECK_RC(rapt_evd_free(evd), 0);
 }
 
+/* With one descriptor left the eventfd is made and the epoll set of it
+ * and the doorbell is not: RAPT_EMFILE, not RAPT_EIO; then it works. */
+static void test_fd_emfile(void)
+{
+	struct rapt_evd *evd = new_evd(64, RAPT_EVD_DTO);
+	struct pollfd p = { .events = POLLIN };
+	int held[FD_LIMIT_SCAN], n;
+	struct rlimit old;
+
+	n = fd_limit_fill(&old, 1, held, FD_LIMIT_SCAN);
+	CU_ASSERT_FATAL(n >= 0);
+	CHECK_RC(rapt_evd_get_fd(evd, &p.fd), RAPT_EMFILE);
+	CU_ASSERT_NSTRING_EQUAL(rapt_last_error(), "EVD: epoll_create1()", 20);
+	CU_ASSERT_EQUAL(fd_limit_restore(&old, held, n), 0);
+	CHECK_RC(rapt_evd_get_fd(evd, &p.fd), 0);
+	CHECK_RC(rapt_evd_arm(evd), 0);
+	CHECK_RC(inject(evd, 1), 0);
+	CU_ASSERT_EQUAL(poll(&p, 1, WAIT_S * 1000), 1);
+	CHECK_RC(rapt_evd_free(evd), 0);
+}
+
 /* A dequeue takes what is queued without a provider call; one that runs
  * the provider and returns the event it pushed leaves the armed fd alone,
  * unless more events are left for whoever polls it. */
@@ -499,6 +521,7 @@ static const struct test_case cases[] = {
 	{ "four waiters, 20,000 events: each delivered once",
 	  test_many_waiters },
 	{ "the EVD fd wakes on the provider's wait object", test_fd_path },
+	{ "out of descriptors for the EVD fd is RAPT_EMFILE", test_fd_emfile },
 	{ "dequeue: queued events first; its own push leaves the fd alone",
 	  test_dequeue_own_push },
 	{ "a provider that cannot arm is looked at, not spun on",

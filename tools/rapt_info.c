@@ -51,6 +51,7 @@ static const struct {
 	{ RAPT_CAP_EP_STATUS, "EP_STATUS" },
 	{ RAPT_CAP_SRQ, "SRQ" },
 	{ RAPT_CAP_RMR, "RMR" },
+	{ RAPT_CAP_CROSS_PROCESS, "CROSS_PROCESS" },
 };
 
 static const char *const stream_names[RAPT_EVD_NSTREAMS] = {

@@ -57,7 +57,7 @@
 		  RAPT_CAP_HANDSHAKE_LIMIT | RAPT_CAP_CONNECT_CANCEL |	\
 		  RAPT_CAP_READ_CHECK | RAPT_CAP_PEER_ERRORS |		\
 		  RAPT_CAP_EP_RESET | RAPT_CAP_EP_STATUS |		\
-		  RAPT_CAP_SRQ | RAPT_CAP_RMR)
+		  RAPT_CAP_SRQ | RAPT_CAP_RMR | RAPT_CAP_CROSS_PROCESS)
 
 /* ------------------------------------------------------------------ */
 /* Devices                                                             */

@@ -17,43 +17,13 @@
 #include <rapt/rapt.h>
 #include <rapt/provider_util.h>
 
+#include "errno_map.h"
+
 /* ------------------------------------------------------------------ */
 /* errno -> RAPT_E*                                                    */
 /* ------------------------------------------------------------------ */
 
-/* errno, then the RAPT_E* code it stands for (see rapt_errno_status). */
-#define ERRNO_STATUS_MAP(XX)						\
-	XX(EPERM, RAPT_EACCES)						\
-	XX(ENOENT, RAPT_ENOENT)						\
-	XX(EINTR, RAPT_EINTR)						\
-	XX(EIO, RAPT_EIO)						\
-	XX(EFAULT, RAPT_EFAULT)						\
-	XX(ENXIO, RAPT_ENODEV)						\
-	XX(E2BIG, RAPT_ELENGTH)						\
-	XX(EAGAIN, RAPT_EAGAIN)						\
-	XX(ENOMEM, RAPT_ENOMEM)						\
-	XX(EACCES, RAPT_EACCES)						\
-	XX(EBUSY, RAPT_EBUSY)						\
-	XX(EEXIST, RAPT_EEXIST)						\
-	XX(ENODEV, RAPT_ENODEV)						\
-	XX(EINVAL, RAPT_EINVAL)						\
-	XX(ENFILE, RAPT_EMFILE)						\
-	XX(EMFILE, RAPT_EMFILE)						\
-	XX(ENOSPC, RAPT_ENOMEM)						\
-	XX(ERANGE, RAPT_ERANGE)						\
-	XX(ENOSYS, RAPT_ENOTSUP)					\
-	XX(EOVERFLOW, RAPT_ERANGE)					\
-	XX(EPROTO, RAPT_EPROTO)						\
-	XX(EMSGSIZE, RAPT_ELENGTH)					\
-	XX(EOPNOTSUPP, RAPT_ENOTSUP)					\
-	XX(EAFNOSUPPORT, RAPT_EINVAL)					\
-	XX(EADDRINUSE, RAPT_EADDRINUSE)					\
-	XX(EADDRNOTAVAIL, RAPT_EINVAL)					\
-	XX(ENOBUFS, RAPT_ENOMEM)					\
-	XX(ENOTCONN, RAPT_ENOTCONN)					\
-	XX(ETIMEDOUT, RAPT_ETIMEDOUT)					\
-	XX(ECONNREFUSED, RAPT_ECONNREFUSED)				\
-	XX(ECANCELED, RAPT_ECANCELED)
+/* The table is core/errno_map.h's, which the core uses too. */
 
 int rapt_errno_status(int err)
 {
@@ -63,7 +33,7 @@ int rapt_errno_status(int err)
 	case 0:
 		return 0;
 #define ERRNO_STATUS_CASE(e, status) case e: return status;
-	ERRNO_STATUS_MAP(ERRNO_STATUS_CASE)
+	RAPT_ERRNO_STATUS_MAP(ERRNO_STATUS_CASE)
 #undef ERRNO_STATUS_CASE
 	default:
 		return RAPT_EPROVIDER;

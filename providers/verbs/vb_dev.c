@@ -446,8 +446,10 @@ int vb_ia_query(void *pia, struct rapt_ia_attr *a)
 		       vb_tp->port_transport(&ia->pattr) : vb_tp->transport;
 	a->port = ia->port;
 	a->caps = vb_tp->ia_caps ? vb_tp->ia_caps(ia) : vb_tp->caps;
-	/* vb_qp.c's, for every transport on the layer */
-	a->caps |= RAPT_CAP_EP_RESET | RAPT_CAP_EP_STATUS;
+	/* vb_qp.c's, for every transport on the layer; rdma_cm
+	 * connects any two processes */
+	a->caps |= RAPT_CAP_EP_RESET | RAPT_CAP_EP_STATUS |
+		   RAPT_CAP_CROSS_PROCESS;
 	if (!ia->max_inline)
 		a->caps &= ~(uint64_t)RAPT_CAP_INLINE;
 	a->max_ep = cap32((uint64_t)d->max_qp, VB_SLOT_SRQ);

@@ -259,6 +259,10 @@ enum rapt_transport {
  * invalidation by the peer's rapt_ep_post_send_inv().  The limit is
  * max_rmr.  Since API 1.3. */
 #define RAPT_CAP_RMR			(1ULL << 19)
+/* EPs of different processes, and of different hosts, connect to each
+ * other.  Without it (an in-process loopback) only EPs of one process do.
+ * Since API 1.3. */
+#define RAPT_CAP_CROSS_PROCESS		(1ULL << 20)
 
 /* EVD streams (rapt_evd_create() @streams, rapt_ia_attr.evd_merge). */
 #define RAPT_EVD_DTO		(1u << 0)	/* data transfer completions */
@@ -734,7 +738,8 @@ RAPT_API int rapt_evd_wait(struct rapt_evd *evd, int64_t timeout_us,
  * Use: rapt_evd_arm(); if it returns RAPT_EAGAIN, dequeue; else poll/epoll
  * the fd, then dequeue until RAPT_EAGAIN and arm again.
  *
- * Return: 0, RAPT_ENOTSUP (provider without RAPT_CAP_EVD_FD).
+ * Return: 0, RAPT_ENOTSUP (provider without RAPT_CAP_EVD_FD), RAPT_EMFILE
+ * (out of file descriptors), RAPT_ENOMEM, RAPT_EIO.
  */
 RAPT_API int rapt_evd_get_fd(struct rapt_evd *evd, int *fd);
 
