@@ -63,6 +63,11 @@
 #      VM_SHELL=1                   a shell on the console after the tests
 #      VM_SCRIPT=FILE               a suite of your own, sourced like the
 #                                   others when SUITES names "script"
+#      VM_WITH="dat mpi"            put these suites' files in the image
+#                                   even when they do not run (for a
+#                                   VM_SCRIPT)
+#      VM_EXTRA_BINS="/usr/bin/strace"  more programs, with their
+#                                   libraries (for a VM_SCRIPT)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -261,6 +266,10 @@ with_libs() {
 		done
 	done
 }
+# image_has SUITE: the image carries SUITE's files (it runs, or VM_WITH)
+image_has() {
+	[[ " $SUITES ${VM_WITH:-} " == *" $1 "* ]]
+}
 # rapt's programs (the libtool wrappers' ELF files, under their names).
 for p in $PROGS; do
 	with_libs "$(real_prog "$p")"
@@ -289,7 +298,7 @@ done
 # their installed paths).  Without them the suite says why it skips.
 MPI_PKGS="openmpi-bin openmpi-common libopenmpi3 libfabric1 libpmix2
 	  libhwloc15 libevent-core-2.1-7 libevent-pthreads-2.1-7"
-if [[ " $SUITES " == *" mpi "* ]] &&
+if image_has mpi &&
    grep -qF 'S["HAVE_LIBFABRIC_TRUE"]=""' "$BUILD/config.status" &&
    grep -qF 'S["HAVE_MPI_TRUE"]=""' "$BUILD/config.status" &&
    make -s -C "$BUILD" compat/libfabric/librapt-fi.la \
@@ -321,7 +330,7 @@ if [[ " $SUITES " == *" mpi "* ]] &&
 fi
 # uDAPL's test programs and its rdma_cm provider (dlopen()ed by libdat2),
 # and rapt's DAT provider with rapt-dat2-conf, for the dat suite.
-if [[ " $SUITES " == *" dat "* ]] &&
+if image_has dat &&
    grep -qF 'S["HAVE_DAT2_TRUE"]=""' "$BUILD/config.status" &&
    make -s -C "$BUILD" compat/dat2/librapt-dat2.la \
 	compat/dat2/rapt-dat2-conf >> make.log 2>&1 &&
@@ -335,6 +344,9 @@ if [[ " $SUITES " == *" dat "* ]] &&
 		/opt/rapt/dat2/librapt-dat2.so
 	rm -f "$ROOT$ARCH_LIB/librapt-dat2.so"
 fi
+for f in ${VM_EXTRA_BINS:-}; do
+	with_libs "$f"
+done
 with_libs "$ARCH_LIB/libibverbs/libsiw-rdmav34.so" \
 	"$ARCH_LIB/libibverbs/librxe-rdmav34.so" "$ARCH_LIB/libgcc_s.so.1"
 cp /etc/libibverbs.d/siw.driver /etc/libibverbs.d/rxe.driver \
