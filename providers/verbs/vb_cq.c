@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -41,6 +42,10 @@
 /* How often the engine looks whether a polling consumer has stopped
  * (each look is a wakeup of the engine thread while the consumer runs). */
 #define VB_CQ_RECHECK_NS	10000000ull
+/* After the engine delivered completions nobody polled for, the CQ stays
+ * unarmed this long: a consumer working through them comes back to an
+ * empty EVD within it and takes the CQ over (see engine_delivers). */
+#define VB_CQ_GRACE_NS		1000000ull
 
 /* ------------------------------------------------------------------ */
 /* Completion status                                                   */
@@ -123,17 +128,36 @@ int vb_cq_poll(struct vb_evd *evd)
 	return total;
 }
 
-/* Take every event the completion channel has (it is non-blocking). */
-static void channel_drain(struct vb_evd *evd)
+/* Take up to @max events the completion channel has (it is
+ * non-blocking). */
+static void channel_take(struct vb_evd *evd, unsigned int max)
 {
 	struct ibv_cq *cq;
 	void *ctx;
 	unsigned int n = 0;
 
-	while (!ibv_get_cq_event(evd->ch, &cq, &ctx))
+	while (n < max && !ibv_get_cq_event(evd->ch, &cq, &ctx))
 		n++;
 	if (n)
 		ibv_ack_cq_events(evd->cq, n);
+}
+
+/* Take every event the completion channel has. */
+static void channel_drain(struct vb_evd *evd)
+{
+	channel_take(evd, UINT_MAX);
+}
+
+/*
+ * After a blocking wait of the consumer's own: one arm raises at most
+ * one event, so one read takes it, without a second read to learn the
+ * channel is empty (a system call per wait saved).  An event left there
+ * by an arm of the engine's makes the next wait return at once, and that
+ * wait takes it.
+ */
+static void channel_take_own(struct vb_evd *evd)
+{
+	channel_take(evd, 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -145,6 +169,12 @@ static int set_nonblock(int fd)
 	int fl = fcntl(fd, F_GETFL);
 
 	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* A consumer looked at the CQ itself (polled, armed to wait, woke). */
+static void consumer_touch(struct vb_evd *evd)
+{
+	atomic_fetch_add_explicit(&evd->lease_tick, 1, memory_order_relaxed);
 }
 
 /* Has a consumer polled this EVD since the engine last looked? */
@@ -167,37 +197,88 @@ static void engine_takes_cq(struct vb_evd *evd)
 	vb_cq_poll(evd);
 }
 
-/* While a consumer busy-polls the CQ the engine leaves it alone (the CQ
- * stays unarmed: no channel events, no competition for the poll lock)
- * and looks again later; once the consumer has stopped, it takes over. */
-static void evd_cq_timer_fire(struct rapt_timer *t)
+/*
+ * The engine found the CQ unwatched: deliver what is there.  When that
+ * was something, leave the CQ unarmed for VB_CQ_GRACE_NS.  A consumer
+ * that works through the events comes back to an empty EVD within it and
+ * polls and arms the CQ itself, as uDAPL's consumers do.  Re-armed at
+ * once, the engine would take each completion ahead of that consumer,
+ * which then never found the EVD empty: a wakeup of the engine thread, a
+ * channel read and a hand-over for every completion (dapltest -T T ran
+ * at 0.6x of uDAPL's rate so).
+ */
+static void engine_delivers(struct vb_evd *evd)
 {
-	struct vb_evd *evd = rapt_container_of(t, struct vb_evd, cq_timer);
-
-	if (consumer_polled(evd))
-		rapt_timer_arm(evd->ia->eng, t, VB_CQ_RECHECK_NS);
+	if (vb_cq_poll(evd))
+		rapt_timer_arm(evd->ia->eng, &evd->cq_timer, VB_CQ_GRACE_NS);
 	else
 		engine_takes_cq(evd);
 }
 
 /*
+ * A consumer takes the CQ (polls it, or sleeps on its channel): the
+ * engine stops watching the channel, whose events are the consumer's
+ * (each one would wake the thread for nothing), and looks again in
+ * VB_CQ_RECHECK_NS.
+ */
+static void engine_parks(struct vb_evd *evd)
+{
+	struct rapt_engine *eng = evd->ia->eng;
+
+	if (!evd->parked && !rapt_engine_mod(eng, &evd->io, 0))
+		evd->parked = true;
+	if (!rapt_timer_armed(eng, &evd->cq_timer))
+		rapt_timer_arm(eng, &evd->cq_timer, VB_CQ_RECHECK_NS);
+}
+
+/* While a consumer polls the CQ or sleeps on it the engine leaves it
+ * alone (no competition for the channel or the poll lock) and looks again
+ * later; once the consumer has stopped, it takes over. */
+static void evd_cq_timer_fire(struct rapt_timer *t)
+{
+	struct vb_evd *evd = rapt_container_of(t, struct vb_evd, cq_timer);
+
+	if (consumer_polled(evd) || atomic_load(&evd->sleeping)) {
+		rapt_timer_arm(evd->ia->eng, t, VB_CQ_RECHECK_NS);
+		return;
+	}
+	if (evd->parked) {
+		if (rapt_engine_mod(evd->ia->eng, &evd->io, EPOLLIN)) {
+			/* cannot watch it: keep looking this way */
+			vb_err("%s: cannot watch a completion channel again",
+			       evd->ia->dev);
+			rapt_timer_arm(evd->ia->eng, t, VB_CQ_GRACE_NS);
+			engine_delivers(evd);
+			return;
+		}
+		evd->parked = false;
+	}
+	engine_delivers(evd);
+}
+
+/*
  * The engine's side of a CQ: whatever the channel reports when no
- * consumer waits on it (or after the consumer moved on).  It leaves the
- * CQ armed, so the next completion reports itself again, unless a
- * consumer polls it.
+ * consumer waits on it (or after the consumer moved on).  Once nothing is
+ * left to deliver it leaves the CQ armed, so the next completion reports
+ * itself again, unless a consumer polls it.
  */
 static void evd_chan_handler(struct rapt_io *io, uint32_t events)
 {
 	struct vb_evd *evd = rapt_container_of(io, struct vb_evd, io);
 
-	channel_drain(evd);
-	if (consumer_polled(evd)) {
-		if (!rapt_timer_armed(evd->ia->eng, &evd->cq_timer))
-			rapt_timer_arm(evd->ia->eng, &evd->cq_timer,
-				       VB_CQ_RECHECK_NS);
+	/* A consumer asleep on the channel takes its event itself. */
+	if (atomic_load(&evd->sleeping)) {
+		engine_parks(evd);
 		return;
 	}
-	engine_takes_cq(evd);
+	channel_drain(evd);
+	/* One that began to sleep meanwhile may have lost the event of its
+	 * arm to us: the push of what we find wakes it. */
+	if (!atomic_load(&evd->sleeping) && consumer_polled(evd)) {
+		engine_parks(evd);
+		return;
+	}
+	engine_delivers(evd);
 }
 
 static int evd_make_cq(struct vb_evd *evd, uint32_t qlen)
@@ -418,25 +499,42 @@ int vb_evd_trywait(void *pevd, uint32_t how)
 {
 	struct vb_evd *evd = pevd;
 	struct rapt_engine *eng = evd->ia->eng;
-	int err;
+	bool block = how == RAPT_PROV_WAIT_BLOCK;
+	int err, ret = 0;
 
+	/* A blocking wait owns the events of its arm from before the arm
+	 * on (evd_chan_handler), and the engine stands aside from then. */
+	if (block) {
+		rapt_engine_sleep_begin(eng);
+		atomic_store(&evd->sleeping, true);
+	}
 	if (evd->cq) {
+		consumer_touch(evd);
+		/* Poll before arming, as uDAPL does: an arm raises a channel
+		 * event at the next completion, which the engine thread then
+		 * wakes for, although we found what we wait for right here. */
+		if (vb_cq_poll(evd)) {
+			ret = RAPT_EAGAIN;
+			goto out;
+		}
 		err = ibv_req_notify_cq(evd->cq, 0);
 		if (err) {
 			vb_err("%s: ibv_req_notify_cq: %s", evd->ia->dev,
 			       strerror(err));
-			return RAPT_EIO;
+			ret = RAPT_EIO;
+		} else if (vb_cq_poll(evd)) {
+			ret = RAPT_EAGAIN;
 		}
-		if (vb_cq_poll(evd))
-			return RAPT_EAGAIN;
 	}
-	if (how == RAPT_PROV_WAIT_BLOCK) {
-		rapt_engine_sleep_begin(eng);
-	} else {
+out:
+	if (block && ret) {
+		atomic_store(&evd->sleeping, false);
+		rapt_engine_sleep_end(eng);
+	} else if (!block && !ret) {
 		rapt_engine_lease(eng);
 		atomic_store(&evd->fd_armed, true);
 	}
-	return 0;
+	return ret;
 }
 
 int vb_evd_wait_done(void *pevd)
@@ -444,9 +542,12 @@ int vb_evd_wait_done(void *pevd)
 	struct vb_evd *evd = pevd;
 	struct rapt_engine *eng = evd->ia->eng;
 
+	atomic_store(&evd->sleeping, false);
 	rapt_engine_sleep_end(eng);
 	if (evd->cq) {
-		channel_drain(evd);
+		/* Whatever the engine takes from here on, we poll after it. */
+		consumer_touch(evd);
+		channel_take_own(evd);
 		vb_cq_poll(evd);
 	}
 	if (evd->streams & VB_EVD_CM_STREAMS)

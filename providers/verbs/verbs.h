@@ -344,9 +344,13 @@ struct vb_evd {
 	pthread_mutex_t poll_lock;	/* poll + dispatch, in CQ order */
 	int epfd;			/* CQ channel + engine, or -1 */
 	_Atomic bool fd_armed;		/* trywait(RAPT_PROV_WAIT_FD) */
+	_Atomic bool sleeping;		/* a consumer's blocking wait owns
+					 * the channel's events */
 	atomic_uint tick;
 	atomic_uint lease_tick;		/* consumer polls, counted */
 	uint32_t engine_tick;		/* lease_tick when the engine looked */
+	bool parked;			/* the engine ignores the channel while
+					 * a consumer takes the CQ (engine) */
 	struct rapt_timer cq_timer;	/* is the polling consumer gone? */
 	/* The engine watches the channel (a duplicate of its fd) when no
 	 * consumer does: completions reach the EVD with nobody calling in. */
@@ -354,8 +358,10 @@ struct vb_evd {
 	struct rapt_retire retire;
 };
 
+/* The streams whose events the engine thread pushes (the core pushes
+ * software events itself, and wakes a waiter for them). */
 #define VB_EVD_CM_STREAMS (RAPT_EVD_CONNECTION | RAPT_EVD_CR | \
-			   RAPT_EVD_ASYNC | RAPT_EVD_SOFTWARE)
+			   RAPT_EVD_ASYNC)
 
 int vb_evd_create(void *pia, struct rapt_core_evd *cevd, uint32_t qlen,
 		  uint32_t streams, void **pevd);
