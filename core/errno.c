@@ -59,15 +59,7 @@ int rapt__fail(int status, const char *fmt, ...)
 
 int rapt__errno_status(int err)
 {
-	switch (err) {
-	case 0:
-		return 0;
-#define RAPT__ERRNO_CASE(e, status) case e: return status;
-	RAPT_ERRNO_STATUS_MAP(RAPT__ERRNO_CASE)
-#undef RAPT__ERRNO_CASE
-	default:
-		return RAPT_EIO;
-	}
+	return rapt_errno_map(err, RAPT_EIO);
 }
 
 RAPT_SDK void rapt_prov_set_error(const char *fmt, ...)

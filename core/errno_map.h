@@ -43,4 +43,19 @@
 	XX(ECONNREFUSED, RAPT_ECONNREFUSED)				\
 	XX(ECANCELED, RAPT_ECANCELED)
 
+/* @err (an errno, either sign) as a RAPT_E* code; @unknown for one the
+ * table does not have. */
+static inline int rapt_errno_map(int err, int unknown)
+{
+	switch (err < 0 ? -err : err) {
+	case 0:
+		return 0;
+#define RAPT__ERRNO_CASE(e, status) case e: return status;
+	RAPT_ERRNO_STATUS_MAP(RAPT__ERRNO_CASE)
+#undef RAPT__ERRNO_CASE
+	default:
+		return unknown;
+	}
+}
+
 #endif /* RAPT_ERRNO_MAP_H */

@@ -27,17 +27,7 @@
 
 int rapt_errno_status(int err)
 {
-	if (err < 0)
-		err = -err;
-	switch (err) {
-	case 0:
-		return 0;
-#define ERRNO_STATUS_CASE(e, status) case e: return status;
-	RAPT_ERRNO_STATUS_MAP(ERRNO_STATUS_CASE)
-#undef ERRNO_STATUS_CASE
-	default:
-		return RAPT_EPROVIDER;
-	}
+	return rapt_errno_map(err, RAPT_EPROVIDER);
 }
 
 /* ------------------------------------------------------------------ */
