@@ -120,8 +120,9 @@ struct tcp_ia {
 /* tcp_late.c: closes held back, owned by the IA. */
 #define TCP_LATE_FRAME_MAX	32	/* a zero-length Write FPDU: 20 */
 #define TCP_LATE_MAX		256	/* held at once per IA; then now */
-void tcp_late_close(struct tcp_ia *ia, int fd, const void *frame, size_t len,
-		    uint64_t delay_ns, bool abort);
+void tcp_late_close(struct tcp_ia *ia, struct rapt_io *from,
+		    const void *frame, size_t len, uint64_t delay_ns,
+		    bool abort);
 void tcp_late_flush(struct tcp_ia *ia);
 
 /* A PZ: only its address matters.  An STag serves an EP only if both
@@ -138,6 +139,9 @@ struct tcp_evd {
 	uint32_t neps, cap;
 	uint32_t cursor;		/* evd_progress round robin */
 	bool conn;			/* it takes connection events */
+	/* PSPs whose requests land here (tcp_listen.c): a consumer spinning
+	 * on it waits for the listeners too (tcp_prov.c). */
+	_Atomic uint32_t nlisten;
 	/* Spin detection (tcp_prov.c), written under the lock: */
 	uint32_t poll_streak;		/* calls in a row close together */
 	uint32_t drive_tick;		/* spinning calls that moved data */

@@ -123,6 +123,7 @@ struct tcp_psp {
 	struct rapt_retire retire;
 	struct rapt_timer timer;		/* accepting paused: no fds */
 	struct tcp_ia *ia;
+	struct tcp_evd *cr_evd;		/* its requests' EVD */
 	struct rapt_core_psp *cpsp;
 	struct rapt_list reqs;		/* its requests (struct tcp_cr) */
 	uint32_t hs_timeout_ms;

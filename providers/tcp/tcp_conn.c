@@ -153,34 +153,43 @@ void tcp_cm_nudge_start(struct tcp_ep *ep)
 	rapt_timer_arm(ep->ia->eng, &ep->timer, CM_RTR_REPEAT_NS);
 }
 
+/*
+ * Whether the peer has spoken since our RTR: an FPDU read, or bytes (or
+ * its close) waiting in the socket, unread (rapt's responder: the Read
+ * RTR's response, which a consumer closing right after ESTABLISHED often
+ * finds there).
+ */
+static bool cm_peer_spoke(const struct tcp_ep *ep)
+{
+	uint8_t b;
+
+	return tcp_rx_heard(ep) ||
+	       (ep->io.fd >= 0 &&
+		recv(ep->io.fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) >= 0);
+}
+
 /* How long a close must still wait for the RTR's settle time; 0: none. */
 static uint64_t cm_settle_left(const struct tcp_ep *ep)
 {
 	uint64_t now, end;
-	uint8_t b;
 
 	if (!ep->rtr_repeat_close || tcp_rx_heard(ep))
 		return 0;
 	now = rapt_now_ns();
 	end = ep->rtr_at_ns + ep->ia->rtr_settle_ns;
-	if (end <= now)
-		return 0;
-	/* Bytes from the peer (or its close) wait in the socket, unread:
-	 * it has spoken (rapt's responder: the Read RTR's response),
-	 * which a consumer closing right after ESTABLISHED often finds. */
-	if (ep->io.fd >= 0 &&
-	    recv(ep->io.fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) >= 0)
+	if (end <= now || cm_peer_spoke(ep))
 		return 0;
 	return end - now;
 }
 
 /*
- * The RTR's last repeat, before a graceful close.  Return: true if it went
- * to the transmit path (which sends the FIN after it).
+ * The RTR's last repeat, before a graceful close, unless the peer has
+ * spoken.  Return: true if it went to the transmit path (which sends the
+ * FIN after it).
  */
 static bool cm_nudge(struct tcp_ep *ep)
 {
-	bool due = ep->rtr_repeat_close && !tcp_rx_heard(ep);
+	bool due = ep->rtr_repeat_close && !cm_peer_spoke(ep);
 
 	ep->rtr_repeat_timed = ep->rtr_repeat_close = false;
 	return due && !tcp_tx_rtr(ep, TCP_MPA_RTR_WRITE);
@@ -238,20 +247,17 @@ static bool cm_close_late(struct tcp_ep *ep, bool abort)
 {
 	uint8_t frame[TCP_LATE_FRAME_MAX];
 	uint64_t left = cm_settle_left(ep);
-	int fd, n = 0;
+	int n = 0;
 
 	if (!ep->consumer_close || ep->io.fd < 0 || !ep->rtr_repeat_close ||
-	    tcp_rx_heard(ep))
-		return false;
-	fd = dup(ep->io.fd);
-	if (fd < 0)
+	    cm_peer_spoke(ep))
 		return false;
 	/* A repeat only where an FPDU ends: else the close alone. */
 	if (tcp_tx_at_fpdu_end(ep))
 		n = tcp_fpdu_build_rtr(TCP_MPA_RTR_WRITE, 0, ep->crc, frame,
 				       sizeof(frame));
 	ep->rtr_repeat_timed = ep->rtr_repeat_close = false;
-	tcp_late_close(ep->ia, fd, frame, n > 0 ? (size_t)n : 0, left,
+	tcp_late_close(ep->ia, &ep->io, frame, n > 0 ? (size_t)n : 0, left,
 		       abort);
 	return true;
 }
@@ -259,10 +265,12 @@ static bool cm_close_late(struct tcp_ep *ep, bool abort)
 /* Take the socket off the engine and close it (RST if @abort). */
 void tcp_cm_close(struct tcp_ep *ep, bool abort)
 {
-	/* Then the FIN or RST is tcp_late.c's, on a dup: closing this fd
-	 * alone sends nothing. */
+	/* Or the socket is tcp_late.c's now, with the FIN or RST: the EP
+	 * is left without one. */
 	if (cm_close_late(ep, abort))
 		abort = false;
+	else if (!abort && ep->io.fd >= 0)
+		tcp_sock_drain(ep->io.fd);	/* unread bytes: an RST */
 	ep->fin_held = false;
 	rapt_timer_cancel(ep->ia->eng, &ep->timer);
 	rapt_timer_cancel(ep->ia->eng, &ep->park);

@@ -260,7 +260,6 @@ static void ep_connect_start(struct tcp_ep *ep, int fd,
 
 	ep->io.fd = fd;
 	ep->active = true;
-	tcp_sock_peer_timeout(fd, ep->peer_timeout_ms);
 	tcp_ep_set_state(ep, TCP_EP_CONNECTING);
 	tcp_cm_sa_set(&ep->cm->raddr, ss);
 	memset(&ep->cm->laddr, 0, sizeof(ep->cm->laddr));
@@ -283,9 +282,11 @@ static void ep_connect_start(struct tcp_ep *ep, int fd,
 	if (ep->cm->hs_off)
 		tcp_ep_set_state(ep, TCP_EP_MPA_REQ_SENT);
 	/* While the peer reads the request: what Nagle's algorithm would
-	 * not have delayed anyway (nothing was in flight), our address for
-	 * ESTABLISHED, the registration. */
+	 * not have delayed anyway (nothing was in flight), the peer-timeout
+	 * bound (our own connect timer covers the time until now), our
+	 * address for ESTABLISHED, the registration. */
 	tcp_sock_nodelay(fd);
+	tcp_sock_peer_timeout(fd, ep->peer_timeout_ms);
 	tcp_cm_sa_local(fd, &ep->cm->laddr);
 	ret = rapt_engine_add(ep->ia->eng, &ep->io,
 			      CM_EP_EVENTS | (ep->cm->hs ? EPOLLOUT : 0));

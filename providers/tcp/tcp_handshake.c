@@ -477,7 +477,8 @@ int tcp_cm_accept_locked(struct tcp_ep *ep, struct tcp_cr *cr,
 	if (len < 0)
 		return len;
 	ep->io.fd = cr->io.fd;	/* the EP's now */
-	tcp_sock_peer_timeout(ep->io.fd, ep->peer_timeout_ms);
+	if (ep->peer_timeout_ms != RAPT_PEER_TIMEOUT_DEFAULT_MS)
+		tcp_sock_peer_timeout(ep->io.fd, ep->peer_timeout_ms);
 	watched = cr->io.registered;
 	ep->cm->raddr = cr->raddr;
 	if (cr->psp->wildcard)

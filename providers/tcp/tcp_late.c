@@ -9,8 +9,8 @@
  * for a connection whose responder has not been heard since our RTR (the
  * RTR's settle time): a byte from the peer means it has read the RTR.
  *
- * The IA owns what waits: the socket (a dup of the EP's) is watched by
- * the IA's engine, and closing the IA finishes whatever is left, each at
+ * The IA owns what waits: the socket (the EP's, its registration moved
+ * over) is watched by the IA's engine, and closing the IA finishes whatever is left, each at
  * its deadline or when its peer speaks.  Everything after the hand-over
  * runs in engine passes, one at a time.
  */
@@ -80,23 +80,25 @@ static void late_fire(struct rapt_timer *t)
 	late_finish(rapt_container_of(t, struct tcp_late, timer), false);
 }
 
-/* Close @fd now, @frame first (when there is no room to hold it). */
-static void close_now(int fd, const void *frame, size_t len, bool abort)
+/* Close @io's socket now, @frame first (when there is no room to hold
+ * it). */
+static void close_now(struct tcp_ia *ia, struct rapt_io *io,
+		      const void *frame, size_t len, bool abort)
 {
 	if (frame && len)
-		(void)send(fd, frame, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-	if (abort) {
-		tcp_sock_abort(fd);
-	} else {
-		tcp_sock_drain(fd);
-		close(fd);
-	}
+		(void)send(io->fd, frame, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (!abort)
+		tcp_sock_drain(io->fd);
+	rapt_engine_close(ia->eng, io, abort);
 }
 
 /**
- * tcp_late_close - close @fd once its peer speaks, at most @delay_ns on
+ * tcp_late_close - close a socket once its peer speaks, at most @delay_ns
+ * on
  * @ia: the IA whose engine watches it
- * @fd: a socket no one else will use; it belongs to this function
+ * @from: the registration of the socket (an EP's), in a pass or between
+ *	passes; its socket, and the watch over it, move here (@from->fd is
+ *	-1 on return)
  * @frame: sent right before a close at the deadline, or NULL
  * @len: its length, at most TCP_LATE_FRAME_MAX
  * @delay_ns: the deadline, from now
@@ -107,21 +109,22 @@ static void close_now(int fd, const void *frame, size_t len, bool abort)
  * file descriptor: a loop of connections closed at once would run out),
  * the close happens now, @frame first.
  */
-void tcp_late_close(struct tcp_ia *ia, int fd, const void *frame, size_t len,
-		    uint64_t delay_ns, bool abort)
+void tcp_late_close(struct tcp_ia *ia, struct rapt_io *from,
+		    const void *frame, size_t len, uint64_t delay_ns,
+		    bool abort)
 {
 	struct tcp_late *l = NULL;
+	int ret;
 
 	pthread_mutex_lock(&ia->lock);
 	if (ia->nlate < TCP_LATE_MAX && (l = calloc(1, sizeof(*l))))
 		ia->nlate++;
 	pthread_mutex_unlock(&ia->lock);
 	if (!l) {
-		close_now(fd, frame, len, abort);
+		close_now(ia, from, frame, len, abort);
 		return;
 	}
 	l->ia = ia;
-	l->io.fd = fd;
 	l->io.handler = late_io;
 	l->abort = abort;
 	if (frame && len && len <= sizeof(l->frame)) {
@@ -130,14 +133,25 @@ void tcp_late_close(struct tcp_ia *ia, int fd, const void *frame, size_t len,
 	}
 	l->deadline_ns = rapt_now_ns() + delay_ns;
 	rapt_timer_init(&l->timer, late_fire);
-	if (rapt_engine_add(ia->eng, &l->io, EPOLLIN | EPOLLRDHUP)) {
+	/* One EPOLL_CTL_MOD moves the watch (a dup, an ADD, a DEL and a
+	 * close cost four calls). */
+	if (from->registered) {
+		ret = rapt_engine_rebind(ia->eng, from, &l->io,
+					 EPOLLIN | EPOLLRDHUP);
+	} else {
+		l->io.fd = from->fd;
+		ret = rapt_engine_add(ia->eng, &l->io, EPOLLIN | EPOLLRDHUP);
+	}
+	if (ret) {
+		l->io.fd = -1;
 		pthread_mutex_lock(&ia->lock);
 		ia->nlate--;
 		pthread_mutex_unlock(&ia->lock);
 		free(l);
-		close_now(fd, frame, len, abort);
+		close_now(ia, from, frame, len, abort);
 		return;
 	}
+	from->fd = -1;
 	pthread_mutex_lock(&ia->lock);
 	rapt_list_insert_after(&ia->late, &l->node);
 	pthread_mutex_unlock(&ia->lock);

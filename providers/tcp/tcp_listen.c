@@ -442,8 +442,10 @@ static int psp_listen(const struct sockaddr_storage *addr)
 	if (fd < 0)
 		goto err;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	/* Linux copies it to every accepted socket: no setsockopt each. */
+	/* Linux copies these to every accepted socket: no setsockopt each
+	 * (an EP with a peer-timeout bound of its own sets it at accept). */
 	tcp_sock_nodelay(fd);
+	tcp_sock_peer_timeout(fd, RAPT_PEER_TIMEOUT_DEFAULT_MS);
 	if (bind(fd, sa_of(addr), rapt_sockaddr_len(sa_of(addr))) ||
 	    listen(fd, CM_LISTEN_BACKLOG))
 		goto err_close;
@@ -518,6 +520,9 @@ int tcp_psp_create(void *pia, struct rapt_core_psp *cpsp, uint64_t service_id,
 	ret = rapt_engine_add(ia->eng, &psp->io, EPOLLIN);
 	if (ret)
 		goto err_close;
+	psp->cr_evd = cr_pevd;
+	if (psp->cr_evd)
+		atomic_fetch_add(&psp->cr_evd->nlisten, 1);
 	*bound_id = rapt_sockaddr_port(sa_of(&ss));
 	*ppsp = psp;
 	return 0;
@@ -536,6 +541,8 @@ static void psp_teardown(void *arg)
 
 	rapt_timer_cancel(psp->ia->eng, &psp->timer);
 	rapt_engine_close(psp->ia->eng, &psp->io, false);
+	if (psp->cr_evd)
+		atomic_fetch_sub(&psp->cr_evd->nlisten, 1);
 	/* The core frees a PSP only with no undecided CR: what is left is
 	 * still in the handshake. */
 	while (!rapt_list_empty(&psp->reqs)) {

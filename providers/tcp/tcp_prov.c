@@ -482,8 +482,9 @@ static int tcp_evd_progress(void *pevd)
 {
 	struct tcp_evd *evd = pevd;
 	struct tcp_ep *ep;
-	uint32_t i, n, own = 0;
-	bool spin, drive, yield, fdwake, early;
+	uint32_t i, n, own = 0, got = 0;
+	bool spin, drive, yield, fdwake, early, listen;
+	int r;
 
 	if (!evd)
 		return 0;
@@ -524,7 +525,9 @@ static int tcp_evd_progress(void *pevd)
 		if (ep_moves_data(ep)) {
 			if (spin && !ep->parked)
 				tcp_cm_park(ep);
-			ep_note_idle(ep, tcp_rx_progress(ep));
+			r = tcp_rx_progress(ep);
+			ep_note_idle(ep, r);
+			got += r > 0;
 			own++;
 		} else if (!spin && tcp_ep_handshaking(ep)) {
 			/* (a spinning consumer drives the engine instead) */
@@ -535,9 +538,14 @@ static int tcp_evd_progress(void *pevd)
 	/* A busy-poll loop runs the engine's passes itself: listeners,
 	 * handshakes, closes and timers, with no thread switch.  One that
 	 * moves data drives only now and then: that keeps a syscall off its
-	 * round trip.  (The tick is the EVD's: counted under its lock.) */
+	 * round trip.  But where requests arrive (a PSP's EVD), a call that
+	 * found no data looks at the listeners too: else a request waits up
+	 * to TCP_DRIVE_EVERY_MASK calls behind an open connection's idle
+	 * reads.  (The tick is the EVD's: counted under its lock.) */
+	listen = atomic_load_explicit(&evd->nlisten, memory_order_relaxed);
 	drive = !early && ((fdwake && !own) ||
-		(spin && (!own || !(++evd->drive_tick & TCP_DRIVE_EVERY_MASK))));
+		(spin && (!own || (listen && !got) ||
+			  !(++evd->drive_tick & TCP_DRIVE_EVERY_MASK))));
 	/* Spinning on no data path (a CR, a handshake, both of which need
 	 * the peer's): now and then let the peer have this CPU, should it
 	 * share it, rather than after a time slice. */

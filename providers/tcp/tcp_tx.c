@@ -1473,13 +1473,17 @@ void tcp_tx_progress(struct tcp_ep *ep)
 /**
  * tcp_tx_idle - nothing to write and no read waiting for its response
  * @ep: the EP, locked
+ *
+ * The Read RTR's response does not count: it is no consumer's work, and
+ * our FIN need not wait for it (the RTR's settle time, tcp_conn.c, is
+ * what holds a close back until the peer has spoken).
  */
 bool tcp_tx_idle(struct tcp_ep *ep)
 {
 	const struct tcp_tx *tx = ep->tx;
 
 	return !tx->pending && !tx_work(ep) && !tx->orq_count &&
-	       !tx->rtr_rresp && !tx->irq_count &&
+	       !tx->irq_count &&
 	       (tx->sq_next == ep->sq.tail || !sq_may_run(ep));
 }
 

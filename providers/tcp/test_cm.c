@@ -1789,6 +1789,90 @@ static void test_free_after_graceful(void)
 }
 
 /*
+ * The peer-timeout bound on the provider's own sockets: keepalive and the
+ * user timeout as tcp_sock_peer_timeout() sets them.  The accepted socket
+ * takes the default from the listener (Linux copies the options at
+ * accept); an EP with a bound of its own sets it.  The sockets are found
+ * among this process's descriptors by their ports.
+ */
+static int sock_bound_ok(int fd, uint32_t ms)
+{
+	int ka = 0, idle = 0, cnt = 0;
+	unsigned int user = 0;
+	socklen_t l = sizeof(int);
+
+	T(!getsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &ka, &l) && ka == 1);
+	l = sizeof(int);
+	T(!getsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, &l));
+	T(idle == (int)(ms / 2000 ? ms / 2000 : 1));
+	l = sizeof(int);
+	T(!getsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, &l) && cnt == 3);
+	l = sizeof(user);
+	T(!getsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, &l));
+	T(user == ms);
+	return 0;
+}
+
+/* The connected TCP socket of this process with local port @lport (0:
+ * any) and peer port @rport (0: any), other than @not. */
+static int sock_by_ports(uint16_t lport, uint16_t rport, int not)
+{
+	struct sockaddr_in a, b;
+	socklen_t la, lb;
+	int fd;
+
+	for (fd = 3; fd < 4096; fd++) {
+		la = lb = sizeof(a);
+		if (fd == not || getsockname(fd, (struct sockaddr *)&a, &la) ||
+		    getpeername(fd, (struct sockaddr *)&b, &lb) ||
+		    a.sin_family != AF_INET)
+			continue;
+		if ((!lport || ntohs(a.sin_port) == lport) &&
+		    (!rport || ntohs(b.sin_port) == rport))
+			return fd;
+	}
+	return -1;
+}
+
+static int peer_bound_one(uint32_t passive_ms)
+{
+	struct rapt_ep *a, *p;
+	struct rapt_psp *psp;
+	struct rapt_event ev;
+	struct side s;
+	uint16_t port;
+	int fa, fp;
+
+	T(!side_open(&s));
+	T(!psp_new(&s, 0, 0, 0, &psp, &port));
+	T(!ep_new(&s, 0, &a));
+	T(!ep_new(&s, 0, &p));
+	if (passive_ms)
+		TOK(rapt_ep_set_peer_timeout(p, passive_ms));
+	TOK(rapt_ep_connect(a, lo_addr(), port, NULL, 0, 5000000));
+	T(!ev_wait(&s, RAPT_EV_CR_ARRIVAL, &ev));
+	TOK(rapt_cr_accept(ev.u.cr.cr, p, NULL, 0));
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	fa = sock_by_ports(0, port, -1);
+	fp = sock_by_ports(port, 0, -1);
+	T(fa >= 0 && fp >= 0);
+	T(!sock_bound_ok(fa, RAPT_PEER_TIMEOUT_DEFAULT_MS));
+	T(!sock_bound_ok(fp, passive_ms ? passive_ms :
+			 RAPT_PEER_TIMEOUT_DEFAULT_MS));
+	TOK(rapt_ep_free(a));
+	TOK(rapt_ep_free(p));
+	TOK(rapt_psp_free(psp));
+	return side_close(&s);
+}
+
+static void test_peer_bound_sockets(void)
+{
+	CU_ASSERT_EQUAL(peer_bound_one(0), 0);
+	CU_ASSERT_EQUAL(peer_bound_one(6000), 0);
+}
+
+/*
  * A Send with Invalidate naming a key the target never gave out, from a
  * hand-built FPDU: Terminate layer RDMAP, type "remote operation",
  * "STag cannot be invalidated" (0x02, 0x09), as siw sends it; BROKEN.
@@ -2036,6 +2120,7 @@ enum rtr_close {
 	RTR_AT_ONCE_GRACEFUL,	/* closes right after ESTABLISHED: */
 	RTR_AT_ONCE_ABRUPT,
 	RTR_AT_ONCE_FREE,
+	RTR_AT_ONCE_GRACEFUL_FREE,	/* graceful, then freed at once */
 };
 
 /* Close @*ep right after ESTABLISHED as @how says (*ep NULL once freed). */
@@ -2058,6 +2143,11 @@ static int rtr_close_now(struct side *s, struct rapt_ep **ep,
 		TOK(rapt_ep_free(*ep));
 		*ep = NULL;
 		break;
+	case RTR_AT_ONCE_GRACEFUL_FREE:
+		TOK(rapt_ep_disconnect(*ep, RAPT_CLOSE_GRACEFUL, NULL, 0));
+		TOK(rapt_ep_free(*ep));
+		*ep = NULL;
+		break;
 	}
 	return 0;
 }
@@ -2068,7 +2158,8 @@ static int rtr_close_end(struct side *s, int lfd, int fd, struct rapt_ep *ep,
 			 enum rtr_close how, ssize_t n)
 {
 	bool graceful = how == RTR_LATE_GRACEFUL ||
-			how == RTR_AT_ONCE_GRACEFUL;
+			how == RTR_AT_ONCE_GRACEFUL ||
+			how == RTR_AT_ONCE_GRACEFUL_FREE;
 	struct rapt_event ev;
 
 	if (graceful)
@@ -2076,7 +2167,7 @@ static int rtr_close_end(struct side *s, int lfd, int fd, struct rapt_ep *ep,
 	else
 		T(n < 0 && errno == ECONNRESET);	/* an RST */
 	close(fd);
-	if (graceful)
+	if (graceful && ep)
 		T(!ev_wait(s, RAPT_EV_DISCONNECTED, &ev));
 	if (ep)
 		TOK(rapt_ep_free(ep));
@@ -2176,6 +2267,8 @@ static void test_rtr_read_release(void)
 	CU_ASSERT_EQUAL(rtr_read_release_one(RTR_AT_ONCE_GRACEFUL), 0);
 	CU_ASSERT_EQUAL(rtr_read_release_one(RTR_AT_ONCE_ABRUPT), 0);
 	CU_ASSERT_EQUAL(rtr_read_release_one(RTR_AT_ONCE_FREE), 0);
+	/* The Read RTR's response outstanding is no reason for an RST. */
+	CU_ASSERT_EQUAL(rtr_read_release_one(RTR_AT_ONCE_GRACEFUL_FREE), 0);
 }
 
 /*
@@ -2258,6 +2351,8 @@ static const struct {
 	  test_wire_rresp_free },
 	{ "wire: the same through a window freed first",
 	  test_wire_rresp_free_window },
+	{ "the peer-timeout bound on both ends' sockets",
+	  test_peer_bound_sockets },
 	{ "ep_free after a graceful disconnect loses nothing",
 	  test_free_after_graceful },
 };

@@ -317,9 +317,13 @@ void rapt_engine_close(struct rapt_engine *eng, struct rapt_io *io,
  * @io: takes @old's fd, with @events
  * @events: EPOLL* interest
  *
- * Runner only.  For an object that hands its fd to another (a listener's
- * request becoming a connection).  An EPOLL_CTL_MOD: it allocates
- * nothing, so it cannot fail for want of memory.
+ * For an object that hands its fd to another (a listener's request
+ * becoming a connection, a connection handing its close over).  The
+ * runner calls it, or a thread that holds the lock @old's handler takes
+ * first and leaves @old->fd at -1 afterwards: an event for @old that a
+ * pass in another thread collected before the move must find no fd.  An
+ * EPOLL_CTL_MOD: it allocates nothing, so it cannot fail for want of
+ * memory.
  *
  * Return: as rapt_engine_mod(); on failure @old keeps the registration.
  */
