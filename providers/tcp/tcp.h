@@ -142,10 +142,12 @@ struct tcp_evd {
 	/* PSPs whose requests land here (tcp_listen.c): a consumer spinning
 	 * on it waits for the listeners too (tcp_prov.c). */
 	_Atomic uint32_t nlisten;
+	_Atomic uint64_t accept_ns;	/* the last connection they took */
 	/* Spin detection (tcp_prov.c), written under the lock: */
 	uint32_t poll_streak;		/* calls in a row close together */
 	uint32_t drive_tick;		/* spinning calls that moved data */
 	uint32_t yield_tick;		/* spinning calls that did not */
+	uint32_t listen_tick;		/* ... that found no data, listening */
 	/* Read by the engine without the lock: */
 	_Atomic uint64_t poll_last_ns;	/* last evd_progress call */
 	_Atomic uint64_t spin_until_ns;	/* a consumer spins on it till then */

@@ -419,6 +419,10 @@ static void psp_io(struct rapt_io *io, uint32_t events)
 		fd = accept4(psp->io.fd, (struct sockaddr *)&peer, &sl,
 			     SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd >= 0) {
+			if (psp->cr_evd)
+				atomic_store_explicit(&psp->cr_evd->accept_ns,
+						      rapt_now_ns(),
+						      memory_order_relaxed);
 			psp_new_request(psp, fd, &peer);
 			return;
 		}
@@ -517,10 +521,11 @@ int tcp_psp_create(void *pia, struct rapt_core_psp *cpsp, uint64_t service_id,
 	psp->hs_timeout_ms = rapt_prov_psp_hs_timeout_ms(cpsp);
 	psp->hs_limit = attr->handshake_limit;
 	rapt_timer_init(&psp->timer, psp_resume);
+	/* Before the engine can see the listener. */
+	psp->cr_evd = cr_pevd;
 	ret = rapt_engine_add(ia->eng, &psp->io, EPOLLIN);
 	if (ret)
 		goto err_close;
-	psp->cr_evd = cr_pevd;
 	if (psp->cr_evd)
 		atomic_fetch_add(&psp->cr_evd->nlisten, 1);
 	*bound_id = rapt_sockaddr_port(sa_of(&ss));

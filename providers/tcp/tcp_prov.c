@@ -47,6 +47,10 @@
 #define TCP_DRIVE_EVERY_MASK	63u
 /* ... and one that waits on no data path yields every few calls. */
 #define TCP_YIELD_EVERY_MASK	7u
+/* Where requests arrive: a call that found no data drives every time
+ * while connections came in this recently, else once in this many. */
+#define TCP_LISTEN_HOT_NS	1000000ull
+#define TCP_LISTEN_EVERY_MASK	15u
 
 #define TCP_CAPS (RAPT_CAP_RDMA_WRITE | RAPT_CAP_RDMA_READ |		\
 		  RAPT_CAP_INLINE | RAPT_CAP_SOLICITED |		\
@@ -483,7 +487,8 @@ static int tcp_evd_progress(void *pevd)
 	struct tcp_evd *evd = pevd;
 	struct tcp_ep *ep;
 	uint32_t i, n, own = 0, got = 0;
-	bool spin, drive, yield, fdwake, early, listen;
+	bool spin, drive, yield, fdwake, early, listen = false;
+	uint64_t acc, now;
 	int r;
 
 	if (!evd)
@@ -538,13 +543,24 @@ static int tcp_evd_progress(void *pevd)
 	/* A busy-poll loop runs the engine's passes itself: listeners,
 	 * handshakes, closes and timers, with no thread switch.  One that
 	 * moves data drives only now and then: that keeps a syscall off its
-	 * round trip.  But where requests arrive (a PSP's EVD), a call that
-	 * found no data looks at the listeners too: else a request waits up
-	 * to TCP_DRIVE_EVERY_MASK calls behind an open connection's idle
-	 * reads.  (The tick is the EVD's: counted under its lock.) */
-	listen = atomic_load_explicit(&evd->nlisten, memory_order_relaxed);
+	 * round trip.  But where requests arrive (a PSP's EVD), calls that
+	 * found no data look at the listeners more often: every time while
+	 * connections keep coming (else each waits up to
+	 * TCP_DRIVE_EVERY_MASK calls behind an open connection's idle
+	 * reads), every TCP_LISTEN_EVERY_MASK + 1 otherwise (a server's
+	 * round trips on the same EVD keep their pace).  (The ticks are the
+	 * EVD's: counted under its lock.) */
+	if (spin && own && !got &&
+	    atomic_load_explicit(&evd->nlisten, memory_order_relaxed)) {
+		acc = atomic_load_explicit(&evd->accept_ns,
+					   memory_order_relaxed);
+		now = atomic_load_explicit(&evd->poll_last_ns,
+					   memory_order_relaxed);
+		listen = (acc && (acc >= now || now - acc < TCP_LISTEN_HOT_NS)) ||
+			 !(++evd->listen_tick & TCP_LISTEN_EVERY_MASK);
+	}
 	drive = !early && ((fdwake && !own) ||
-		(spin && (!own || (listen && !got) ||
+		(spin && (!own || listen ||
 			  !(++evd->drive_tick & TCP_DRIVE_EVERY_MASK))));
 	/* Spinning on no data path (a CR, a handshake, both of which need
 	 * the peer's): now and then let the peer have this CPU, should it
