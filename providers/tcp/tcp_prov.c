@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 
 #include "tcp.h"
 #include "tcp_cm.h"
@@ -487,7 +488,7 @@ static int tcp_evd_progress(void *pevd)
 	struct tcp_evd *evd = pevd;
 	struct tcp_ep *ep;
 	uint32_t i, n, own = 0, got = 0;
-	bool spin, drive, yield, fdwake, early, listen = false;
+	bool spin, drive, yield, fdwake, early, listen = false, out = false;
 	uint64_t acc, now;
 	int r;
 
@@ -534,6 +535,10 @@ static int tcp_evd_progress(void *pevd)
 			ep_note_idle(ep, r);
 			got += r > 0;
 			own++;
+			/* A send waits for room in the socket: the pass
+			 * below takes EPOLLOUT in this thread, rather than
+			 * the engine thread waking for it. */
+			out |= !!(ep->io.events & EPOLLOUT);
 		} else if (!spin && tcp_ep_handshaking(ep)) {
 			/* (a spinning consumer drives the engine instead) */
 			tcp_cm_progress(ep);
@@ -560,7 +565,7 @@ static int tcp_evd_progress(void *pevd)
 			 !(++evd->listen_tick & TCP_LISTEN_EVERY_MASK);
 	}
 	drive = !early && ((fdwake && !own) ||
-		(spin && (!own || listen ||
+		(spin && (!own || listen || out ||
 			  !(++evd->drive_tick & TCP_DRIVE_EVERY_MASK))));
 	/* Spinning on no data path (a CR, a handshake, both of which need
 	 * the peer's): now and then let the peer have this CPU, should it
