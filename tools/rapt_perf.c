@@ -35,6 +35,7 @@ enum {
 	OPT_MAX_SIZE,
 	OPT_DISC_WAIT,
 	OPT_HIST,
+	OPT_UNSIGNALED,
 	OPT_VERSION,
 };
 
@@ -59,6 +60,7 @@ static const struct option long_opts[] = {
 	{ "srq", required_argument, NULL, OPT_SRQ },
 	{ "disc-wait", no_argument, NULL, OPT_DISC_WAIT },
 	{ "hist", no_argument, NULL, OPT_HIST },
+	{ "unsignaled", no_argument, NULL, OPT_UNSIGNALED },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
@@ -75,7 +77,7 @@ static void usage(FILE *f)
 "                 [-m poll|block|fd] [-V] [-I] [--json] [--progress]\n"
 "                 [-S | -c HOST | --loopback-thread] [-P SID]\n"
 "                 [--pdata BYTES] [--depth N] [--srq N] [--disc-wait]\n"
-"                 [--hist]\n"
+"                 [--hist] [--unsignaled]\n"
 "                 [-T SECONDS]\n"
 "  -p, --ia IA          interface adapter (default tcp:lo)\n"
 "  -t, --test TEST      lat_send lat_write lat_read bw_send bw_write\n"
@@ -100,6 +102,9 @@ static void usage(FILE *f)
 "      --disc-wait      connrate: wait for DISCONNECTED before the next\n"
 "      --hist           latency tests: p99.9, max and a histogram of the\n"
 "                       round trips (4 buckets per doubling)\n"
+"      --unsignaled     lat_send: both sides ask a completion for every\n"
+"                       16th send only, and a round trip ends with the\n"
+"                       reply (as perftest's ib_send_lat)\n"
 "      --json           one JSON object per result line\n"
 "      --progress       progress line on stderr even when not a tty\n"
 "  -T, --time-limit S   abort after S seconds\n", DEFAULT_SID);
@@ -217,6 +222,7 @@ static int parse_flag(int c, const char *arg, struct perf_opts *o,
 	case OPT_THREAD: o->role = PERF_ROLE_THREAD; return 0;
 	case OPT_DISC_WAIT: o->disc_wait = true; return 0;
 	case OPT_HIST: o->hist = true; return 0;
+	case OPT_UNSIGNALED: o->unsignaled = true; return 0;
 	case OPT_JSON: o->json = true; return 0;
 	case OPT_PROGRESS: *progress = 1; return 0;
 	case OPT_NO_PROGRESS: *progress = 0; return 0;
@@ -240,6 +246,10 @@ static int check_opts(struct perf_opts *o, bool sid_set, int progress)
 	}
 	if (o->sweep && perf_is_conn(o->test)) {
 		fprintf(stderr, "rapt_perf: -a applies to the data tests\n");
+		return PERF_EXIT_USAGE;
+	}
+	if (o->unsignaled && o->test != PERF_LAT_SEND) {
+		fprintf(stderr, "rapt_perf: --unsignaled applies to lat_send\n");
 		return PERF_EXIT_USAGE;
 	}
 	if (!o->size)

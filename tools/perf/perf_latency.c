@@ -5,7 +5,12 @@
  * lat_send: the client posts a receive, then a send; the server echoes
  *   each message from the buffer it landed in, with its next receive
  *   already posted.  A round trip ends when the client has both the
- *   reply's receive completion and its own send completion.
+ *   reply's receive completion and its own send completion.  With
+ *   --unsignaled, as perftest's ib_send_lat: both sides post their sends
+ *   with RAPT_POST_SUPPRESS but every PERF_SIG_EVERY-th (and the last),
+ *   whose completion also frees the queue slots of the suppressed ones
+ *   before it, and a round trip ends with the reply (a signalled send's
+ *   completion is awaited in its own round trip).
  * lat_write: RDMA write ping-pong, as perftest does it: each side writes
  *   the whole message into the other's buffer and polls the last byte of
  *   its own buffer for the new sequence number.  The send-side
@@ -32,9 +37,19 @@
 
 #include "perf.h"
 
+/* --unsignaled: one send in this many asks for a completion. */
+#define PERF_SIG_EVERY	16
+
 static unsigned int post_flags(const struct perf_side *s, uint64_t size)
 {
 	return s->max_inline && size <= s->max_inline ? RAPT_POST_INLINE : 0;
+}
+
+/* Whether send @i of @total asks for a completion. */
+static bool signaled(const struct perf_side *s, uint64_t i, uint64_t total)
+{
+	return !(s->hello.flags & PERF_HELLO_UNSIGNALED) ||
+	       i % PERF_SIG_EVERY == PERF_SIG_EVERY - 1 || i + 1 == total;
 }
 
 static int post_recv(struct perf_side *s, uint8_t *p, uint64_t size,
@@ -46,12 +61,14 @@ static int post_recv(struct perf_side *s, uint8_t *p, uint64_t size,
 	return ret ? perf_fail(ret, "rapt_ep_post_recv") : 0;
 }
 
-static int post_send(struct perf_side *s, uint8_t *p, uint64_t size)
+static int post_send(struct perf_side *s, uint8_t *p, uint64_t size,
+		     bool sig)
 {
 	struct rapt_sge sge = perf_sge(s, p, size);
 	int ret;
 
-	ret = rapt_ep_post_send(s->data_ep, &sge, 1, 0, post_flags(s, size));
+	ret = rapt_ep_post_send(s->data_ep, &sge, 1, 0, post_flags(s, size) |
+				(sig ? 0 : RAPT_POST_SUPPRESS));
 	return ret ? perf_fail(ret, "rapt_ep_post_send") : 0;
 }
 
@@ -225,7 +242,8 @@ static void record(const struct perf_side *s, struct lat_run *r,
 static int send_one(struct perf_side *s, struct lat_run *r, uint64_t i)
 {
 	uint8_t *in = s->data, *outb = s->data + s->slot;
-	bool got_recv = false, got_send = false;
+	bool sig = signaled(s, i, r->total);
+	bool got_recv = false, got_send = !sig;
 	struct rapt_event ev;
 	uint64_t t0;
 	int ret;
@@ -236,7 +254,7 @@ static int send_one(struct perf_side *s, struct lat_run *r, uint64_t i)
 	if (s->hello.flags & PERF_HELLO_VERIFY)
 		perf_fill(outb, r->size, i);
 	t0 = perf_now_ns();
-	ret = post_send(s, outb, r->size);
+	ret = post_send(s, outb, r->size, sig);
 	while (!ret && (!got_recv || !got_send)) {
 		ret = perf_next_data(s, &ev);
 		if (!ret)
@@ -335,7 +353,7 @@ static int mw_one(struct perf_side *s, struct lat_run *r, uint64_t i)
 	if (ret)
 		return perf_fail(ret, "rapt_rmr_bind");
 	memcpy(slot1 + MW_MSG_OFF, &m, sizeof(m));
-	ret = post_send(s, slot1 + MW_MSG_OFF, sizeof(m));
+	ret = post_send(s, slot1 + MW_MSG_OFF, sizeof(m), true);
 	while (!ret && got != 7) {
 		ret = perf_next_data(s, &ev);
 		if (!ret)
@@ -467,8 +485,8 @@ static int serve_send(struct perf_side *s, uint64_t size, uint64_t total)
 					size, i + 1);
 		if (!ret)
 			ret = post_send(s, s->data + cur * s->slot,
-					ev.u.dto.length);
-		sends++;
+					ev.u.dto.length, signaled(s, i, total));
+		sends += signaled(s, i, total);
 		cur ^= 1;
 	}
 	while (!ret && sends) {

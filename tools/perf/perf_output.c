@@ -40,6 +40,8 @@ void perf_out_header(const struct perf_opts *o, const struct perf_side *s)
 	       "client of a remote server");
 	if (perf_is_latency(t)) {
 		printf("# round-trip times in microseconds%s\n",
+		       o->unsignaled ? " (1 send in 16 signalled; a round "
+		       "trip ends with the reply)" :
 		       t == PERF_LAT_READ ? " (one read = one round trip)" :
 		       t == PERF_LAT_MW ? " (bind, the server's write into "
 		       "the window and its Send with Invalidate)" :
@@ -130,6 +132,8 @@ static void json_head(const struct perf_opts *o, const char *ia,
 	       "\"provider\":\"%s\",\"mode\":\"%s\",\"role\":\"%s\"",
 	       perf_test_name(o->test), ia, prov, perf_mode_name(o->mode),
 	       role_name(o->role));
+	if (o->unsignaled)
+		printf(",\"unsignaled\":true");
 }
 
 static void json_conn(const struct perf_opts *o, const struct perf_row *r)

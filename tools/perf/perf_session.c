@@ -557,7 +557,8 @@ int perf_client_run(const struct perf_opts *o)
 	h.test = (uint8_t)o->test;
 	h.mode = (uint8_t)o->mode;
 	h.flags = (o->verify ? PERF_HELLO_VERIFY : 0) |
-		  (o->inline_send ? PERF_HELLO_INLINE : 0);
+		  (o->inline_send ? PERF_HELLO_INLINE : 0) |
+		  (o->unsignaled ? PERF_HELLO_UNSIGNALED : 0);
 	h.window = eff_window(o);
 	h.pdata_len = (uint16_t)o->pdata_len;
 	h.depth = (uint16_t)o->depth;
