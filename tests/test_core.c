@@ -6,10 +6,13 @@
  * machine, private-data framing and limits, PSP counters and busy rejects.
  */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <CUnit/Basic.h>
@@ -397,6 +400,105 @@ static void test_lmr_args(void)
 	CU_ASSERT_EQUAL(q.rkey, info.rkey);
 	CU_ASSERT_EQUAL(q.raddr, info.raddr);
 	CU_ASSERT_EQUAL(rapt_lmr_free(lmr), 0);
+	fix_close(&f);
+}
+
+/*
+ * The mapping check of rapt_lmr_create() keeps /proc/self/maps open.  A
+ * child of fork() must check its own mappings, not its parent's through
+ * the inherited descriptor; a program that closes that descriptor (or
+ * puts another file on its number) must still get every check.  Each
+ * case would pass a wrong region, or refuse a right one, if the check
+ * read the wrong table.
+ */
+static int map_ok(struct rapt_pz *pz, void *p, size_t len)
+{
+	struct rapt_lmr *lmr;
+	int ret = rapt_lmr_create(pz, p, len, RAPT_MEM_LOCAL_WRITE, &lmr,
+				  NULL);
+
+	if (!ret)
+		rapt_lmr_free(lmr);
+	return ret;
+}
+
+/* In the child: a region only the child has, and one only the parent
+ * still has; exit 0 when both are judged by the child's table. */
+static int fork_child(struct rapt_pz *pz, uint8_t *parent_only, size_t pg)
+{
+	uint8_t *mine = mmap(NULL, pg, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (mine == MAP_FAILED || munmap(parent_only, pg))
+		return 2;
+	if (map_ok(pz, mine, pg))
+		return 3;
+	if (map_ok(pz, parent_only, pg) != RAPT_EFAULT)
+		return 4;
+	return 0;
+}
+
+static int maps_fd(void)
+{
+	char path[64], target[256];
+	ssize_t n;
+	int fd;
+
+	for (fd = 3; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		if (strstr(target, "/maps"))
+			return fd;
+	}
+	return -1;
+}
+
+static void test_lmr_check_fork(void)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *a, *gone;
+	struct fix f;
+	pid_t pid;
+	int st, fd, nul;
+
+	if (fix_open(&f, "test:loop")) {
+		CU_FAIL("cannot open test:loop");
+		return;
+	}
+	a = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CU_ASSERT_FATAL(a != MAP_FAILED);
+	CU_ASSERT_EQUAL(map_ok(f.pz, a, 2 * pg), 0);	/* opens the table */
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (!pid)
+		_exit(fork_child(f.pz, a + pg, pg));
+	CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
+	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		fprintf(stderr, "child: exit %d\n", WEXITSTATUS(st));
+	CU_ASSERT_EQUAL(map_ok(f.pz, a, 2 * pg), 0);	/* the parent's */
+	/* Another file on the kept descriptor's number, behind rapt's
+	 * back: the checks go on, and stay right. */
+	fd = maps_fd();
+	if (fd >= 0) {
+		nul = open("/dev/null", O_RDONLY);
+		CU_ASSERT_FATAL(nul >= 0);
+		CU_ASSERT_EQUAL(dup2(nul, fd), fd);
+		close(nul);
+	}
+	gone = a + pg;
+	CU_ASSERT_EQUAL(munmap(gone, pg), 0);
+	CU_ASSERT_EQUAL(map_ok(f.pz, gone, pg), RAPT_EFAULT);
+	CU_ASSERT_EQUAL(map_ok(f.pz, a, pg), 0);
+	if (fd >= 0)
+		close(fd);
+	CU_ASSERT_EQUAL(map_ok(f.pz, gone, pg), RAPT_EFAULT);
+	CU_ASSERT_EQUAL(map_ok(f.pz, a, pg), 0);
+	munmap(a, pg);
 	fix_close(&f);
 }
 
@@ -924,6 +1026,8 @@ static const struct {
 	{ "handles: NULL, stale, wrong type", test_handles },
 	{ "busy rules of parents", test_busy_rules },
 	{ "LMR argument checks", test_lmr_args },
+	{ "LMR mapping checks after fork and a closed descriptor",
+	  test_lmr_check_fork },
 	{ "EP create rules", test_ep_create_rules },
 	{ "EP state rules before connecting", test_ep_state_rules },
 	{ "EP rules once connected", test_connected_rules },
