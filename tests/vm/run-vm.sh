@@ -8,8 +8,9 @@
 #
 # On a Debian 12 (bookworm) x86_64 host it:
 #   1. apt-get installs qemu, busybox-static, rdma-core's libraries, siw
-#      and rxe providers, rdmacm-utils, perftest and nftables, and the
-#      headers and source of Debian's current 6.1 kernel
+#      and rxe providers, ibverbs-utils, rdmacm-utils, perftest and
+#      nftables, and the headers and source of Debian's current 6.1
+#      kernel
 #   2. downloads that kernel's image package and unpacks only the kernel
 #      and the modules the VM loads (the host's own kernel is not touched)
 #   3. builds siw.ko out of tree (Debian 12 ships "# CONFIG_RDMA_SIW is
@@ -115,7 +116,8 @@ KSERIES=$(echo "$KVER" | cut -d. -f1,2)
 say "guest kernel $KPKG $KDEBVER"
 
 PKGS=(qemu-system-x86 busybox-static cpio kmod xz-utils iproute2
-      libibverbs-dev librdmacm-dev ibverbs-providers rdmacm-utils perftest
+      libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils
+      rdmacm-utils perftest
       nftables libcunit1 gcc make libc6-dev openmpi-bin dapl2-utils
       "linux-headers-$KVER" "linux-source-$KSERIES")
 missing=()
