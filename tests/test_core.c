@@ -471,7 +471,8 @@ static void test_lmr_check_fork(void)
 	a = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CU_ASSERT_FATAL(a != MAP_FAILED);
-	CU_ASSERT_EQUAL(map_ok(f.pz, a, 2 * pg), 0);	/* opens the table */
+	/* the first check opens the table */
+	CU_ASSERT_EQUAL(map_ok(f.pz, a, 2 * pg), 0);
 	pid = fork();
 	CU_ASSERT_FATAL(pid >= 0);
 	if (!pid)

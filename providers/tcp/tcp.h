@@ -147,7 +147,7 @@ struct tcp_evd {
 	uint32_t poll_streak;		/* calls in a row close together */
 	uint32_t drive_tick;		/* spinning calls that moved data */
 	uint32_t yield_tick;		/* spinning calls that did not */
-	uint32_t listen_tick;		/* ... that found no data, listening */
+	uint32_t listen_tick;		/* ... found no data, listening */
 	/* Read by the engine without the lock: */
 	_Atomic uint64_t poll_last_ns;	/* last evd_progress call */
 	_Atomic uint64_t spin_until_ns;	/* a consumer spins on it till then */

@@ -10,8 +10,8 @@
  * RTR's settle time): a byte from the peer means it has read the RTR.
  *
  * The IA owns what waits: the socket (the EP's, its registration moved
- * over) is watched by the IA's engine, and closing the IA finishes whatever is left, each at
- * its deadline or when its peer speaks.  Everything after the hand-over
+ * over) is watched by the IA's engine, and closing the IA finishes
+ * whatever is left, each at its deadline or when its peer speaks.  Everything after the hand-over
  * runs in engine passes, one at a time.
  */
 #include "config.h"
@@ -96,8 +96,8 @@ static void close_now(struct tcp_ia *ia, struct rapt_io *io,
  * tcp_late_close - close a socket once its peer speaks, at most @delay_ns
  * on
  * @ia: the IA whose engine watches it
- * @from: the registration of the socket (an EP's), in a pass or between
- *	passes; its socket, and the watch over it, move here (@from->fd is
+ * @from: the registration of the socket (an EP's, whose lock the caller
+ *	holds); its socket, and the watch over it, move here (@from->fd is
  *	-1 on return)
  * @frame: sent right before a close at the deadline, or NULL
  * @len: its length, at most TCP_LATE_FRAME_MAX

@@ -561,7 +561,8 @@ static int tcp_evd_progress(void *pevd)
 					   memory_order_relaxed);
 		now = atomic_load_explicit(&evd->poll_last_ns,
 					   memory_order_relaxed);
-		listen = (acc && (acc >= now || now - acc < TCP_LISTEN_HOT_NS)) ||
+		listen = (acc && (acc >= now ||
+				  now - acc < TCP_LISTEN_HOT_NS)) ||
 			 !(++evd->listen_tick & TCP_LISTEN_EVERY_MASK);
 	}
 	drive = !early && ((fdwake && !own) ||

@@ -121,7 +121,7 @@ struct perf_hello {
 
 #define PERF_HELLO_VERIFY	(1u << 0)
 #define PERF_HELLO_INLINE	(1u << 1)	/* inline sends and writes */
-#define PERF_HELLO_UNSIGNALED	(1u << 2)	/* lat_send: see perf_latency.c */
+#define PERF_HELLO_UNSIGNALED	(1u << 2)	/* lat_send --unsignaled */
 #define PERF_HELLO_DATA		(1u << 7)	/* the data EP's hello */
 
 /** struct perf_welcome - the server's accept (or reject) private data */
