@@ -422,20 +422,32 @@ static int map_ok(struct rapt_pz *pz, void *p, size_t len)
 	return ret;
 }
 
-/* In the child: a region only the child has, and one only the parent
- * still has; exit 0 when both are judged by the child's table. */
-static int fork_child(struct rapt_pz *pz, uint8_t *parent_only, size_t pg)
+/*
+ * In the child: a region only the child has, and one only the parent
+ * still has; exit 0 when both are judged by the child's table.  The
+ * child opens an IA of its own: the parent forked with none open, so no
+ * provider thread held a lock the child would need.
+ */
+static int fork_child(uint8_t *parent_only, size_t pg)
 {
 	uint8_t *mine = mmap(NULL, pg, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct rapt_ia *ia;
+	struct rapt_pz *pz;
+	int ret = 0;
 
+	/* (no CUnit here: its asserts belong to the parent's run) */
 	if (mine == MAP_FAILED || munmap(parent_only, pg))
 		return 2;
+	if (rapt_ia_open("test:loop", &ia) || rapt_pz_create(ia, &pz))
+		return 5;
 	if (map_ok(pz, mine, pg))
-		return 3;
-	if (map_ok(pz, parent_only, pg) != RAPT_EFAULT)
-		return 4;
-	return 0;
+		ret = 3;
+	else if (map_ok(pz, parent_only, pg) != RAPT_EFAULT)
+		ret = 4;
+	rapt_pz_free(pz);
+	rapt_ia_close(ia);
+	return ret;
 }
 
 static int maps_fd(void)
@@ -464,23 +476,29 @@ static void test_lmr_check_fork(void)
 	pid_t pid;
 	int st, fd, nul;
 
+	a = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CU_ASSERT_FATAL(a != MAP_FAILED);
+	/* The first check opens the table; the IA (and its provider
+	 * thread) is gone again before the fork. */
 	if (fix_open(&f, "test:loop")) {
 		CU_FAIL("cannot open test:loop");
 		return;
 	}
-	a = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CU_ASSERT_FATAL(a != MAP_FAILED);
-	/* the first check opens the table */
 	CU_ASSERT_EQUAL(map_ok(f.pz, a, 2 * pg), 0);
+	fix_close(&f);
 	pid = fork();
 	CU_ASSERT_FATAL(pid >= 0);
 	if (!pid)
-		_exit(fork_child(f.pz, a + pg, pg));
+		_exit(fork_child(a + pg, pg));
 	CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
 	CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	if (!WIFEXITED(st) || WEXITSTATUS(st))
 		fprintf(stderr, "child: exit %d\n", WEXITSTATUS(st));
+	if (fix_open(&f, "test:loop")) {
+		CU_FAIL("cannot open test:loop");
+		return;
+	}
 	CU_ASSERT_EQUAL(map_ok(f.pz, a, 2 * pg), 0);	/* the parent's */
 	/* Another file on the kept descriptor's number, behind rapt's
 	 * back: the checks go on, and stay right. */
