@@ -168,18 +168,24 @@ static bool cm_peer_spoke(const struct tcp_ep *ep)
 		recv(ep->io.fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) >= 0);
 }
 
+/* What is left of the RTR's settle time by the clock alone. */
+static uint64_t cm_settle_time_left(const struct tcp_ep *ep)
+{
+	uint64_t now = rapt_now_ns(), end;
+
+	end = ep->rtr_at_ns + ep->ia->rtr_settle_ns;
+	return end > now ? end - now : 0;
+}
+
 /* How long a close must still wait for the RTR's settle time; 0: none. */
 static uint64_t cm_settle_left(const struct tcp_ep *ep)
 {
-	uint64_t now, end;
+	uint64_t left;
 
 	if (!ep->rtr_repeat_close || tcp_rx_heard(ep))
 		return 0;
-	now = rapt_now_ns();
-	end = ep->rtr_at_ns + ep->ia->rtr_settle_ns;
-	if (end <= now || cm_peer_spoke(ep))
-		return 0;
-	return end - now;
+	left = cm_settle_time_left(ep);
+	return left && !cm_peer_spoke(ep) ? left : 0;
 }
 
 /*
@@ -246,12 +252,13 @@ void tcp_cm_heard(struct tcp_ep *ep)
 static bool cm_close_late(struct tcp_ep *ep, bool abort)
 {
 	uint8_t frame[TCP_LATE_FRAME_MAX];
-	uint64_t left = cm_settle_left(ep);
+	uint64_t left;
 	int n = 0;
 
 	if (!ep->consumer_close || ep->io.fd < 0 || !ep->rtr_repeat_close ||
 	    cm_peer_spoke(ep))
 		return false;
+	left = cm_settle_time_left(ep);	/* the peer checked just now */
 	/* A repeat only where an FPDU ends: else the close alone. */
 	if (tcp_tx_at_fpdu_end(ep))
 		n = tcp_fpdu_build_rtr(TCP_MPA_RTR_WRITE, 0, ep->crc, frame,
