@@ -390,6 +390,131 @@ out:
 	return;
 }
 
+/*
+ * Suppressed sends only, several times the send queue: each post fits
+ * once the earlier ones are done (a provider that holds their slots
+ * until a completion it never reports fills up for good), and they
+ * arrive in order.  Posts that find the queue full are retried while
+ * the EVD is progressed; nothing may be reported.
+ */
+#define DEPTH_SEND 8
+#define DEPTH_MSGS (6 * DEPTH_SEND)
+
+static void depth_active(struct conf_ctx *c)
+{
+	struct rapt_ep_attr a = { .max_send = DEPTH_SEND };
+	struct conf_set_opts o = { .attr = &a };
+	struct conf_ep_set s;
+	struct rapt_event ev;
+	struct rapt_sge sge;
+	int64_t end;
+	unsigned int i;
+	int ret;
+
+	TRY(conf_pair_active(c, &s, &o, 0, 0));
+	TRY(conf_barrier(c, "posted"));
+	end = conf_now_us() + 1000ll * conf_tmo(c, CONF_TMO_MS);
+	for (i = 0; i < DEPTH_MSGS; i++) {
+		sge.addr = (uintptr_t)(s.buf + 64 * i);
+		sge.length = 64;
+		sge.lkey = s.mi.lkey;
+		conf_fill(s.buf + 64 * i, 64, i);
+		while ((ret = rapt_ep_post_send(s.ep, &sge, 1, i,
+						RAPT_POST_SUPPRESS)) ==
+		       RAPT_ENOSPC && conf_now_us() < end) {
+			ret = rapt_evd_dequeue(s.req_evd, &ev);
+			REQUIRE_MSG(ret == RAPT_EAGAIN,
+				    "a suppressed send was reported (%s)",
+				    rapt_strerror(ret));
+		}
+		REQUIRE_MSG(ret == 0, "suppressed send %u of %u: %s (send queue %u)",
+			    i, DEPTH_MSGS, rapt_strerror(ret), DEPTH_SEND);
+	}
+	TRY(conf_barrier(c, "received"));
+	EXPECT_EMPTY(s.req_evd, 20);
+out:
+	return;
+}
+
+static void depth_passive(struct conf_ctx *c)
+{
+	struct rapt_ep_attr a = { .max_recv = DEPTH_MSGS };
+	struct conf_set_opts o = { .attr = &a };
+	struct conf_ep_set s;
+	struct rapt_event ev;
+	unsigned int i;
+
+	TRY(conf_pair_passive(c, &s, &o, DEPTH_MSGS, 64));
+	TRY(conf_barrier(c, "posted"));
+	for (i = 0; i < DEPTH_MSGS; i++) {
+		REQUIRE_DTO(s.recv_evd, RAPT_OP_RECV, RAPT_DTO_SUCCESS, i, &ev);
+		EXPECT(conf_verify(s.buf + 64 * i, 64, i) < 0);
+	}
+	TRY(conf_barrier(c, "received"));
+out:
+	return;
+}
+
+/*
+ * The last sends before a disconnect were suppressed, and the peer has
+ * them all: they succeeded, so the disconnect, graceful or abrupt,
+ * reports nothing for them (not FLUSHED), and a graceful one does not
+ * wait for completions that will never be reported.
+ */
+static void tail_active(struct conf_ctx *c, uint32_t how)
+{
+	struct conf_ep_set s;
+	struct rapt_sge sge;
+	unsigned int i;
+
+	TRY(conf_pair_active(c, &s, NULL, 0, 0));
+	TRY(conf_barrier(c, "posted"));
+	for (i = 0; i < NSUPP; i++) {
+		sge.addr = (uintptr_t)(s.buf + 64 * i);
+		sge.length = 64;
+		sge.lkey = s.mi.lkey;
+		conf_fill(s.buf + 64 * i, 64, i);
+		REQUIRE_OK(rapt_ep_post_send(s.ep, &sge, 1, i,
+					     RAPT_POST_SUPPRESS));
+	}
+	TRY(conf_barrier(c, "received"));
+	REQUIRE_OK(rapt_ep_disconnect(s.ep, how, NULL, 0));
+	REQUIRE_EVENT(s.conn_evd, RAPT_EV_DISCONNECTED, NULL);
+	EXPECT_EMPTY(s.req_evd, 20);
+	TRY(conf_barrier(c, "down"));
+out:
+	return;
+}
+
+static void tail_graceful_active(struct conf_ctx *c)
+{
+	tail_active(c, RAPT_CLOSE_GRACEFUL);
+}
+
+static void tail_abrupt_active(struct conf_ctx *c)
+{
+	tail_active(c, RAPT_CLOSE_ABRUPT);
+}
+
+static void tail_passive(struct conf_ctx *c)
+{
+	struct conf_ep_set s;
+	unsigned int i;
+
+	TRY(conf_pair_passive(c, &s, NULL, NSUPP, 64));
+	TRY(conf_barrier(c, "posted"));
+	for (i = 0; i < NSUPP; i++) {
+		REQUIRE_DTO(s.recv_evd, RAPT_OP_RECV, RAPT_DTO_SUCCESS, i,
+			    NULL);
+		EXPECT(conf_verify(s.buf + 64 * i, 64, i) < 0);
+	}
+	TRY(conf_barrier(c, "received"));
+	TRY(conf_wait_down(c, &s, NULL));
+	TRY(conf_barrier(c, "down"));
+out:
+	return;
+}
+
 static void solicited_active(struct conf_ctx *c)
 {
 	struct conf_ep_set s;
@@ -605,6 +730,12 @@ static const struct conf_test dto_tests[] = {
 	  inline_active, inline_passive },
 	{ "suppress", "RAPT_POST_SUPPRESS hides successful completions only",
 	  suppress_active, suppress_passive },
+	{ "suppress_depth", "suppressed sends six times the send queue: every post fits in time, nothing reported",
+	  depth_active, depth_passive },
+	{ "suppress_tail", "suppressed sends the peer has, then a graceful disconnect: DISCONNECTED, nothing FLUSHED",
+	  tail_graceful_active, tail_passive },
+	{ "suppress_tail_abrupt", "suppressed sends the peer has, then an abrupt disconnect: DISCONNECTED, nothing FLUSHED",
+	  tail_abrupt_active, tail_passive },
 	{ "solicited", "a solicited send's receive carries RAPT_DTO_SOLICITED, a plain one not",
 	  solicited_active, solicited_passive },
 	{ "ordering", "64 sends arrive and complete in posting order with 64-bit cookies intact",

@@ -586,6 +586,7 @@ static void timer_close(struct vb_ep *ep)
 	late = rapt_now_ns() - ep->timer_start_ns > VB_CLOSE_WAIT_NS;
 	if (ep->disc_graceful) {
 		pthread_mutex_unlock(&ep->lock);
+		vb_ep_sends_mark(ep);
 		if (ep->req_evd->cq)
 			vb_cq_poll(ep->req_evd);
 		pthread_mutex_lock(&ep->lock);

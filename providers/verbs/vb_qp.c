@@ -4,14 +4,17 @@
  * once, so receives may be posted before connect or accept; the QP is
  * never re-created (rdma_cm connects and accepts it by number, vb_cm.c).
  *
- * Every work request is posted signalled and named by its wr_id: the EP's
- * slot in the IA's table and its sequence number in the EP's send or
- * receive ring, which keeps the consumer's cookie, the operation and its
- * length.  So a completion finds its EP without a lookup by QP number, a
- * completion that outlives its EP is dropped, a successful completion the
- * consumer suppressed is dropped here (the ring still knows the work
- * request is done: a graceful disconnect waits for exactly that), and a
- * flush or error of any work request is reported.
+ * Every work request is named by its wr_id: the EP's slot in the IA's
+ * table and its sequence number in the EP's send or receive ring, which
+ * keeps the consumer's cookie, the operation and its length.  So a
+ * completion finds its EP without a lookup by QP number, a completion
+ * that outlives its EP is dropped, and a flush or error of any work
+ * request is reported.  A send or write the consumer suppressed is
+ * posted unsignalled (sq_unsignal): the next completion of the send
+ * queue retires it, and before a graceful close, teardown or a ring-only
+ * operation the provider posts a zero-length RDMA Write of its own when
+ * the ring ends in such entries (vb_ep_sends_mark), so the ring always
+ * knows which work requests are done.
  *
  * An RDMA read scattered into more SGEs than the device reads into at
  * once (max_sge_rd: 1 on siw, which otherwise reads only the first SGE
@@ -43,6 +46,8 @@ _Static_assert(sizeof(struct rapt_sge) == sizeof(struct ibv_sge) &&
 
 /* The bytes of the EP's control buffer (registered). */
 #define VB_CTL_BYTES	64
+/* Unsignalled work requests in a row at most (sq_unsignal). */
+#define VB_UNSIG_RUN	64
 /* How long teardown waits for the device to flush (siw flushes at once,
  * in the modify to the error state; a WR it never took stays). */
 #define VB_DRAIN_NS	(200ull * 1000000ull)
@@ -296,6 +301,18 @@ static void send_complete(struct vb_ep *ep, const struct ibv_wc *wc)
 
 	if (seq_old(seq, head) || !seq_old(seq, tail))
 		return;		/* retired already (a made-up flush) */
+	/* Unsignalled sends and writes posted before @seq are done: the
+	 * device completes them in post order (siw's reads excepted, and a
+	 * read is always signalled), and one that failed or was flushed had
+	 * a completion of its own, already in. */
+	for (; head != seq; head++) {
+		e = &ep->sq[head & ep->sq_mask];
+		if ((e->flags & (VB_SWR_UNSIG | VB_SWR_DONE)) ==
+		    VB_SWR_UNSIG) {
+			e->flags |= VB_SWR_DONE;
+			e->wc_status = IBV_WC_SUCCESS;
+		}
+	}
 	e = &ep->sq[seq & ep->sq_mask];
 	e->flags |= VB_SWR_DONE;
 	e->wc_status = (uint8_t)wc->status;
@@ -536,6 +553,31 @@ static int sq_room(struct vb_ep *ep, uint32_t n, uint32_t ops)
 }
 
 /*
+ * Whether the work request of ring entry @e goes unsignalled (sq_lock
+ * held).  A send or write the consumer suppressed does, as ibv_post_send
+ * allows: the device writes no completion for it, the next completion
+ * retires it (send_complete), and a failed or flushed one completes with
+ * its error all the same.  One in VB_UNSIG_RUN, and one in half the
+ * queue (max_send, or the ring), is signalled so that the ring drains; reads always are (siw completes
+ * a read after the sends behind it).
+ */
+static bool sq_unsignal(struct vb_ep *ep, const struct vb_swr *e)
+{
+	/* Half of what fits: the consumer's operations or the QP's WRs. */
+	uint32_t run = (ep->sq_max < ep->sq_cap ? ep->sq_max : ep->sq_cap) / 2;
+
+	if (run > VB_UNSIG_RUN)
+		run = VB_UNSIG_RUN;
+	if ((e->flags & VB_SWR_QUIET) && e->op != RAPT_OP_RDMA_READ &&
+	    ep->sq_unsig + 1 < run) {
+		ep->sq_unsig++;
+		return true;
+	}
+	ep->sq_unsig = 0;
+	return false;
+}
+
+/*
  * Post @n chained work requests (@wr[0..n-1]) under one lock; @e[i] is
  * the ring entry of @wr[i].  All or nothing.  They are one operation of
  * the consumer's (a read split into parts, a send, a write), or none
@@ -545,7 +587,7 @@ static int post_sq(struct vb_ep *ep, struct ibv_send_wr *wr,
 		   const struct vb_swr *e, uint32_t n)
 {
 	struct ibv_send_wr *bad;
-	uint32_t seq, i, ops = n - extra_of(e, n);
+	uint32_t seq, i, ops = n - extra_of(e, n), unsig;
 	bool polled = false;
 	int err, ret;
 
@@ -565,9 +607,14 @@ again:
 		return ret;
 	}
 	seq = ep->sq_tail;
+	unsig = ep->sq_unsig;
 	for (i = 0; i < n; i++) {
 		ep->sq[(seq + i) & ep->sq_mask] = e[i];
 		wr[i].wr_id = wrid(ep, seq + i, false);
+	}
+	if (n == 1 && sq_unsignal(ep, &e[0])) {
+		wr[0].send_flags &= ~IBV_SEND_SIGNALED;
+		ep->sq[seq & ep->sq_mask].flags |= VB_SWR_UNSIG;
 	}
 	if (n != ops)
 		atomic_fetch_add_explicit(&ep->sq_extra, n - ops,
@@ -581,6 +628,8 @@ again:
 		for (i = 0; i < n && &wr[i] != bad; i++)
 			;
 		store32(&ep->sq_tail, seq + i);
+		if (!i)
+			ep->sq_unsig = unsig;
 		if (n != ops)	/* a chain is one operation or none */
 			atomic_fetch_sub_explicit(&ep->sq_extra,
 						  extra_of(e + i, n - i),
@@ -702,6 +751,9 @@ int vb_ep_post_done(struct vb_ep *ep, uint8_t op, uint64_t cookie,
 	struct vb_swr *e;
 	int ret;
 
+	/* It completes behind the ring's unsignalled tail: a completion
+	 * must come to retire that. */
+	vb_ep_sends_mark(ep);
 	pthread_mutex_lock(&evd->poll_lock);
 	pthread_mutex_lock(&ep->sq_lock);
 	seq = ep->sq_tail;
@@ -753,6 +805,31 @@ int vb_ep_post_internal_write(struct vb_ep *ep, uint64_t raddr,
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = rkey;
 	return post_sq(ep, &wr, &e, 1);
+}
+
+/**
+ * vb_ep_sends_mark - have the unsignalled work requests at the tail of
+ * @ep's send ring retired
+ * @ep: the EP, connected
+ *
+ * Their completions are made by the next signalled one (send_complete);
+ * when the consumer posts none, before a graceful close, teardown or an
+ * operation the ring completes itself, this posts one of the provider's
+ * own: a zero-length RDMA Write, which no responder acts on (IB C9-88:
+ * no R_Key check; RFC 5040: nothing placed; siw and the tcp provider
+ * skip it).  Nothing when there are none.
+ *
+ * Return: 0, or a RAPT_E* code (the ring full, the EP dead: the tail
+ * then retires with the next completion or teardown's flushes).
+ */
+int vb_ep_sends_mark(struct vb_ep *ep)
+{
+	bool need;
+
+	pthread_mutex_lock(&ep->sq_lock);
+	need = ep->sq_unsig && !ep->dead;
+	pthread_mutex_unlock(&ep->sq_lock);
+	return need ? vb_ep_post_internal_write(ep, 0, 1, 0) : 0;
 }
 
 bool vb_ep_sends_done(struct vb_ep *ep)
@@ -863,6 +940,10 @@ void vb_ep_shutdown(struct vb_ep *ep, const struct rapt_prov_conn_event *ce)
 	atomic_store(&ep->direct, true);
 	pthread_mutex_unlock(&ep->lock);
 
+	/* The flush completes what is left, and the mark then tells those
+	 * that went out unsignalled and are done. */
+	if (was_up)
+		vb_ep_sends_mark(ep);
 	pthread_mutex_lock(&ep->sq_lock);
 	pthread_mutex_lock(&ep->rq_lock);
 	ep->dead = true;
@@ -1267,6 +1348,7 @@ int vb_ep_reset(void *pep)
 	if (!ret) {
 		memset(ep->ctl, 0, VB_CTL_BYTES);
 		ep->sq_skipping = false;
+		ep->sq_unsig = 0;
 		ep->dead = false;
 	}
 	pthread_mutex_unlock(&ep->rq_lock);

@@ -473,6 +473,8 @@ struct vb_swr {
 #define VB_SWR_PART	(1u << 2)	/* a split read, not its last part */
 #define VB_SWR_DONE	(1u << 3)	/* completed, waiting for an older
 					 * entry to complete (post order) */
+#define VB_SWR_UNSIG	(1u << 4)	/* posted unsignalled: done once a
+					 * later entry's completion is in */
 
 enum vb_ep_state {
 	VB_EP_IDLE = 0,		/* not connected yet */
@@ -528,6 +530,8 @@ struct vb_ep {
 					 * an operation of the consumer's
 					 * (VB_SWR_PART, VB_SWR_INTERNAL) */
 	uint32_t sq_head, sq_tail;
+	uint32_t sq_unsig;		/* unsignalled entries at the tail,
+					 * since the last signalled one */
 	uint32_t sq_skip;		/* swallow parts of a failed read up to
 					 * this sequence (sq_skipping) */
 	bool sq_skipping;
@@ -630,6 +634,7 @@ void vb_ep_shutdown(struct vb_ep *ep, const struct rapt_prov_conn_event *ce);
 void vb_ep_destroy(struct vb_ep *ep);
 
 /* Whether the send ring is empty (graceful disconnect). */
+int vb_ep_sends_mark(struct vb_ep *ep);
 bool vb_ep_sends_done(struct vb_ep *ep);
 
 /* ------------------------------------------------------------------ */
