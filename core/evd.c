@@ -391,8 +391,13 @@ static void evd_grant(struct rapt_core_evd *evd)
  * a push onto it from this thread needs no eventfd write, since the
  * thread takes the event itself right after (evd_dequeue_notify()).
  */
-static __thread struct rapt_core_evd *tls_quiet;
-static __thread bool tls_notify_due;
+/* Initial-exec: read on every poll of a provider's EVD, where the
+ * general-dynamic model's __tls_get_addr() call cost more than the rest
+ * of the core's part (a few bytes of glibc's static TLS reserve, which
+ * also serves a librapt loaded by dlopen()). */
+#define RAPT_TLS_IE __attribute__((tls_model("initial-exec")))
+static __thread struct rapt_core_evd *tls_quiet RAPT_TLS_IE;
+static __thread bool tls_notify_due RAPT_TLS_IE;
 /* This thread's token (its address), for evd->armer. */
 static __thread char tls_me;
 
