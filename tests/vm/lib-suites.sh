@@ -93,7 +93,13 @@ conf_2host() {
 # and client), PERF_PT_S/PERF_PT_C (perftest's -d and address arguments)
 # and PERF_READY (how a server shows it listens: peerport, a TCP listener
 # in netns peer (siw); cmport, an rdma_cm listener (rxe)).
-PERF_ROUNDS=3
+PERF_ROUNDS=5
+# Both programs of every pair run pinned, the server on vCPU 1 and the
+# client on vCPU 0, rapt's and perftest's alike: left to the scheduler,
+# the two pollers sometimes share a vCPU, and a round's figure then
+# doubles (rxe's read latency: 1.09-1.29 x pinned, 0.55-1.39 x not).
+PERF_PIN_S="taskset -c 1"
+PERF_PIN_C="taskset -c 0"
 PERF_PORT=18600
 PERF_ITERS=2000
 PERF_BW_ITERS=2000
@@ -143,6 +149,13 @@ pt_col() {
 	awk -v c=$2 '$1 ~ /^[0-9]+$/ && NF >= c { print $c; exit }' $1
 }
 
+# perf_rounds NAME UNIT: each round's pair and its ratio, in run order
+# (an INFO line: what the medians hide)
+perf_rounds() {
+	info "$1 rounds ($2, rapt/perftest): $(paste -d' ' /tmp/$1.rapt.v /tmp/$1.pt.v |
+		awk '{ printf "%s/%s=%.2f ", $1, $2, ($2 > 0 ? $1 / $2 : 0) }')"
+}
+
 # perf_report NAME UNIT RAPT PT KIND(lat|bw): a "RAPTVM PERF" line
 perf_report() {
 	local name=$1 unit=$2 r=$3 p=$4 kind=$5 ratio verdict target
@@ -171,16 +184,17 @@ perf_pair_lat() {	# perf_pair_lat NAME RAPT_TEST PT_PROG HALVE
 	: > /tmp/$name.pt.v
 	t0=$(now)
 	for i in $(seq $PERF_ROUNDS); do
-		if perf_run ${name}_rapt "$PERF_RS -t $test -s 8 -n $PERF_ITERS" \
-			"$PERF_RC -t $test -s 8 -n $PERF_ITERS" /tmp/$name.rapt.out -P; then
+		if perf_run ${name}_rapt "$PERF_PIN_S $PERF_RS -t $test -s 8 -n $PERF_ITERS" \
+			"$PERF_PIN_C $PERF_RC -t $test -s 8 -n $PERF_ITERS" \
+			/tmp/$name.rapt.out -P; then
 			rapt_field /tmp/$name.rapt.out rtt_med_us |
 				awk -v h=$halve '{ printf "%.2f\n", h ? $1 / 2 : $1 }' \
 				>> /tmp/$name.rapt.v
 		else
 			rc=1
 		fi
-		if perf_run ${name}_pt "$pt -R $PERF_PT_S -s 8 -n $PERF_ITERS" \
-			"$pt -R $PERF_PT_C -s 8 -n $PERF_ITERS" \
+		if perf_run ${name}_pt "$PERF_PIN_S $pt -R $PERF_PT_S -s 8 -n $PERF_ITERS" \
+			"$PERF_PIN_C $pt -R $PERF_PT_C -s 8 -n $PERF_ITERS" \
 			/tmp/$name.pt.out -p 1; then
 			pt_col /tmp/$name.pt.out 5 >> /tmp/$name.pt.v
 		else
@@ -188,6 +202,7 @@ perf_pair_lat() {	# perf_pair_lat NAME RAPT_TEST PT_PROG HALVE
 		fi
 	done
 	[ -s /tmp/$name.pt.v ] || rc=1	# no yardstick at all
+	perf_rounds $name us
 	perf_report $name us "$(median < /tmp/$name.rapt.v)" \
 		"$(median < /tmp/$name.pt.v)" lat
 	result perf_$name $rc "$t0"
@@ -199,15 +214,15 @@ perf_pair_bw() {	# perf_pair_bw NAME
 	: > /tmp/$name.pt.v
 	t0=$(now)
 	for i in $(seq $PERF_ROUNDS); do
-		if perf_run ${name}_rapt "$PERF_RS -t bw_write -s 65536 -n $PERF_BW_ITERS" \
-			"$PERF_RC -t bw_write -s 65536 -n $PERF_BW_ITERS -w $PERF_BW_WINDOW" \
+		if perf_run ${name}_rapt "$PERF_PIN_S $PERF_RS -t bw_write -s 65536 -n $PERF_BW_ITERS" \
+			"$PERF_PIN_C $PERF_RC -t bw_write -s 65536 -n $PERF_BW_ITERS -w $PERF_BW_WINDOW" \
 			/tmp/$name.rapt.out -P; then
 			rapt_field /tmp/$name.rapt.out MBps >> /tmp/$name.rapt.v
 		else
 			rc=1
 		fi
-		if perf_run ${name}_pt "ib_write_bw -R $PERF_PT_S -s 65536 -n $PERF_BW_ITERS -t $PERF_BW_WINDOW" \
-			"ib_write_bw -R $PERF_PT_C -s 65536 -n $PERF_BW_ITERS -t $PERF_BW_WINDOW" \
+		if perf_run ${name}_pt "$PERF_PIN_S ib_write_bw -R $PERF_PT_S -s 65536 -n $PERF_BW_ITERS -t $PERF_BW_WINDOW" \
+			"$PERF_PIN_C ib_write_bw -R $PERF_PT_C -s 65536 -n $PERF_BW_ITERS -t $PERF_BW_WINDOW" \
 			/tmp/$name.pt.out -p 1; then
 			pt_col /tmp/$name.pt.out 4 >> /tmp/$name.pt.v
 		else
@@ -215,6 +230,7 @@ perf_pair_bw() {	# perf_pair_bw NAME
 		fi
 	done
 	[ -s /tmp/$name.pt.v ] || rc=1	# no yardstick at all
+	perf_rounds $name MB/s
 	perf_report $name MB/s "$(median < /tmp/$name.rapt.v)" \
 		"$(median < /tmp/$name.pt.v)" bw
 	result perf_$name $rc "$t0"

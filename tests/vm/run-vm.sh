@@ -279,7 +279,7 @@ for p in $PROGS; do
 	[ -e "$ROOT/usr/bin/$n" ] || mv "$ROOT/usr/bin/lt-$n" "$ROOT/usr/bin/$n"
 done
 with_libs /usr/bin/ip /usr/bin/rdma /usr/bin/nsenter /usr/sbin/nft \
-	"$BUILD/.libs/librapt.so.1"
+	/usr/bin/taskset "$BUILD/.libs/librapt.so.1"
 # rdma-core's own programs: the foreign peers and the perftest reference.
 for p in rping rdma_server rdma_client ucmatose ibv_devices \
 	 ib_send_lat ib_read_lat ib_write_bw; do

@@ -10,8 +10,10 @@
 #   write bandwidth rapt_perf bw_write                  : ib_write_bw -R
 #
 # Targets (issue #11): rapt <= 1.1 x perftest's latency, >= 0.9 x its
-# bandwidth.  Each pair runs PERF_ROUNDS times, alternating; the medians
-# are compared (tests/vm/lib-suites.sh).  A line "RAPTVM PERF name rapt
+# bandwidth.  Each pair runs PERF_ROUNDS times, alternating, both
+# programs pinned alike (server vCPU 1, client vCPU 0); the medians are
+# compared, and an INFO line shows every round's pair and ratio
+# (tests/vm/lib-suites.sh).  A line "RAPTVM PERF name rapt
 # perftest ratio target verdict" per metric goes to the host
 # (docs/performance.md takes it); the test passes when every pair ran (a
 # missed target is reported, not failed: emulation noise on a shared
