@@ -348,23 +348,43 @@ out:
 
 #define NSUPP 10
 
+/* Send message @i: 64 bytes of pattern @i from buf + 64 * i, cookie @i. */
+static int send64(struct conf_ep_set *s, unsigned int i, unsigned int flags)
+{
+	struct rapt_sge sge = {
+		.addr = (uintptr_t)(s->buf + 64 * i), .length = 64,
+		.lkey = s->mi.lkey,
+	};
+
+	conf_fill(s->buf + 64 * i, 64, i);
+	return rapt_ep_post_send(s->ep, &sge, 1, i, flags);
+}
+
+/* Receive messages 0..@n-1 of send64() in order, each checked. */
+static int recv64(struct conf_ctx *c, struct conf_ep_set *s, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		REQUIRE_DTO(s->recv_evd, RAPT_OP_RECV, RAPT_DTO_SUCCESS, i,
+			    NULL);
+		EXPECT(conf_verify(s->buf + 64 * i, 64, i) < 0);
+	}
+	return 0;
+out:
+	return -1;
+}
+
 static void suppress_active(struct conf_ctx *c)
 {
 	struct conf_ep_set s;
-	struct rapt_sge sge;
 	unsigned int i;
 
 	TRY(conf_pair_active(c, &s, NULL, 0, 0));
 	TRY(conf_barrier(c, "posted"));
-	for (i = 0; i < NSUPP; i++) {
-		sge.addr = (uintptr_t)(s.buf + 64 * i);
-		sge.length = 64;
-		sge.lkey = s.mi.lkey;
-		conf_fill(s.buf + 64 * i, 64, i);
-		REQUIRE_OK(rapt_ep_post_send(s.ep, &sge, 1, i,
-					     i < NSUPP - 1 ?
-					     RAPT_POST_SUPPRESS : 0));
-	}
+	for (i = 0; i < NSUPP; i++)
+		REQUIRE_OK(send64(&s, i, i < NSUPP - 1 ?
+				  RAPT_POST_SUPPRESS : 0));
 	REQUIRE_DTO(s.req_evd, RAPT_OP_SEND, RAPT_DTO_SUCCESS, NSUPP - 1,
 		    NULL);
 	TRY(conf_barrier(c, "received"));
@@ -376,15 +396,10 @@ out:
 static void suppress_passive(struct conf_ctx *c)
 {
 	struct conf_ep_set s;
-	struct rapt_event ev;
-	unsigned int i;
 
 	TRY(conf_pair_passive(c, &s, NULL, NSUPP, 64));
 	TRY(conf_barrier(c, "posted"));
-	for (i = 0; i < NSUPP; i++) {
-		REQUIRE_DTO(s.recv_evd, RAPT_OP_RECV, RAPT_DTO_SUCCESS, i, &ev);
-		EXPECT(conf_verify(s.buf + 64 * i, 64, i) < 0);
-	}
+	TRY(recv64(c, &s, NSUPP));
 	TRY(conf_barrier(c, "received"));
 out:
 	return;
@@ -406,7 +421,6 @@ static void depth_active(struct conf_ctx *c)
 	struct conf_set_opts o = { .attr = &a };
 	struct conf_ep_set s;
 	struct rapt_event ev;
-	struct rapt_sge sge;
 	int64_t end;
 	unsigned int i;
 	int ret;
@@ -415,12 +429,7 @@ static void depth_active(struct conf_ctx *c)
 	TRY(conf_barrier(c, "posted"));
 	end = conf_now_us() + 1000ll * conf_tmo(c, CONF_TMO_MS);
 	for (i = 0; i < DEPTH_MSGS; i++) {
-		sge.addr = (uintptr_t)(s.buf + 64 * i);
-		sge.length = 64;
-		sge.lkey = s.mi.lkey;
-		conf_fill(s.buf + 64 * i, 64, i);
-		while ((ret = rapt_ep_post_send(s.ep, &sge, 1, i,
-						RAPT_POST_SUPPRESS)) ==
+		while ((ret = send64(&s, i, RAPT_POST_SUPPRESS)) ==
 		       RAPT_ENOSPC && conf_now_us() < end) {
 			ret = rapt_evd_dequeue(s.req_evd, &ev);
 			REQUIRE_MSG(ret == RAPT_EAGAIN,
@@ -441,15 +450,10 @@ static void depth_passive(struct conf_ctx *c)
 	struct rapt_ep_attr a = { .max_recv = DEPTH_MSGS };
 	struct conf_set_opts o = { .attr = &a };
 	struct conf_ep_set s;
-	struct rapt_event ev;
-	unsigned int i;
 
 	TRY(conf_pair_passive(c, &s, &o, DEPTH_MSGS, 64));
 	TRY(conf_barrier(c, "posted"));
-	for (i = 0; i < DEPTH_MSGS; i++) {
-		REQUIRE_DTO(s.recv_evd, RAPT_OP_RECV, RAPT_DTO_SUCCESS, i, &ev);
-		EXPECT(conf_verify(s.buf + 64 * i, 64, i) < 0);
-	}
+	TRY(recv64(c, &s, DEPTH_MSGS));
 	TRY(conf_barrier(c, "received"));
 out:
 	return;
@@ -464,19 +468,12 @@ out:
 static void tail_active(struct conf_ctx *c, uint32_t how)
 {
 	struct conf_ep_set s;
-	struct rapt_sge sge;
 	unsigned int i;
 
 	TRY(conf_pair_active(c, &s, NULL, 0, 0));
 	TRY(conf_barrier(c, "posted"));
-	for (i = 0; i < NSUPP; i++) {
-		sge.addr = (uintptr_t)(s.buf + 64 * i);
-		sge.length = 64;
-		sge.lkey = s.mi.lkey;
-		conf_fill(s.buf + 64 * i, 64, i);
-		REQUIRE_OK(rapt_ep_post_send(s.ep, &sge, 1, i,
-					     RAPT_POST_SUPPRESS));
-	}
+	for (i = 0; i < NSUPP; i++)
+		REQUIRE_OK(send64(&s, i, RAPT_POST_SUPPRESS));
 	TRY(conf_barrier(c, "received"));
 	REQUIRE_OK(rapt_ep_disconnect(s.ep, how, NULL, 0));
 	REQUIRE_EVENT(s.conn_evd, RAPT_EV_DISCONNECTED, NULL);
@@ -499,15 +496,10 @@ static void tail_abrupt_active(struct conf_ctx *c)
 static void tail_passive(struct conf_ctx *c)
 {
 	struct conf_ep_set s;
-	unsigned int i;
 
 	TRY(conf_pair_passive(c, &s, NULL, NSUPP, 64));
 	TRY(conf_barrier(c, "posted"));
-	for (i = 0; i < NSUPP; i++) {
-		REQUIRE_DTO(s.recv_evd, RAPT_OP_RECV, RAPT_DTO_SUCCESS, i,
-			    NULL);
-		EXPECT(conf_verify(s.buf + 64 * i, 64, i) < 0);
-	}
+	TRY(recv64(c, &s, NSUPP));
 	TRY(conf_barrier(c, "received"));
 	TRY(conf_wait_down(c, &s, NULL));
 	TRY(conf_barrier(c, "down"));
