@@ -472,15 +472,15 @@ int vb_post_recv(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
 
 	vb_recv_wr(&wr, sgl, nsge, &zero, ep->ctl, ep->ctl_mr);
 again:
-	pthread_mutex_lock(&ep->rq_lock);
+	vb_lock(&ep->rq_lock);
 	if (vb_unlikely(ep->dead)) {
-		pthread_mutex_unlock(&ep->rq_lock);
+		vb_unlock(&ep->rq_lock);
 		dto_flushed(ep, ep->recv_evd, RAPT_OP_RECV, cookie);
 		return 0;
 	}
 	seq = ep->rq_tail;
 	if (vb_unlikely(seq - load32(&ep->rq_head) >= ep->rq_max)) {
-		pthread_mutex_unlock(&ep->rq_lock);
+		vb_unlock(&ep->rq_lock);
 		if (!polled && ep->recv_evd->cq) {
 			polled = true;
 			if (vb_cq_poll(ep->recv_evd))
@@ -493,7 +493,7 @@ again:
 	err = ibv_post_recv(ep->qp, &wr, &bad);
 	if (!err)
 		store32(&ep->rq_tail, seq + 1);
-	pthread_mutex_unlock(&ep->rq_lock);
+	vb_unlock(&ep->rq_lock);
 	return err ? post_failed(ep, "ibv_post_recv", err) : 0;
 }
 
@@ -595,10 +595,10 @@ static int post_sq(struct vb_ep *ep, struct ibv_send_wr *wr,
 		wr[i].next = &wr[i + 1];
 	wr[n - 1].next = NULL;
 again:
-	pthread_mutex_lock(&ep->sq_lock);
+	vb_lock(&ep->sq_lock);
 	ret = sq_room(ep, n, ops);
 	if (vb_unlikely(ret)) {
-		pthread_mutex_unlock(&ep->sq_lock);
+		vb_unlock(&ep->sq_lock);
 		if (ret == RAPT_ENOSPC && !polled && ep->req_evd->cq) {
 			polled = true;
 			if (vb_cq_poll(ep->req_evd))
@@ -638,7 +638,7 @@ again:
 			vb_err("QP %u: ibv_post_send took part of a chain",
 			       ep->qp->qp_num);
 	}
-	pthread_mutex_unlock(&ep->sq_lock);
+	vb_unlock(&ep->sq_lock);
 	return err ? post_failed(ep, "ibv_post_send", err) : 0;
 }
 
@@ -697,17 +697,18 @@ static uint32_t read_sge_max(const struct vb_ep *ep)
 	return m > 0 ? (uint32_t)m : (uint32_t)ep->ia->dattr.max_sge;
 }
 
-int vb_post_read(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
-		 uint64_t cookie, uint64_t raddr, uint32_t rkey,
-		 uint32_t flags)
+/* A read into more SGEs than the device reads into at once: parts. */
+static int __attribute__((noinline))
+post_read_split(struct vb_ep *ep, const struct rapt_sge *sgl, uint32_t nsge,
+		uint64_t cookie, uint64_t raddr, uint32_t rkey,
+		uint32_t flags, uint32_t per)
 {
-	struct vb_ep *ep = pep;
-	uint32_t per = read_sge_max(ep), n, i, k;
+	uint32_t n, i, k;
 	struct ibv_send_wr wr[32];
 	struct vb_swr e[32];
 	uint64_t total = sgl_bytes(sgl, nsge), off = 0;
 
-	n = nsge <= per ? 1 : (nsge + per - 1) / per;
+	n = (nsge + per - 1) / per;
 	if (n > 32) {
 		rapt_prov_set_error("%s: a read into %u SGEs (the device reads into %u at once)",
 				    vb_tp->name, nsge, per);
@@ -717,7 +718,7 @@ int vb_post_read(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
 	for (i = 0; i < n; i++) {
 		k = i + 1 < n ? per : nsge - i * per;
 		wr[i].sg_list = (struct ibv_sge *)(sgl + i * per);
-		wr[i].num_sge = n == 1 ? (int)nsge : (int)k;
+		wr[i].num_sge = (int)k;
 		wr[i].opcode = IBV_WR_RDMA_READ;
 		wr[i].wr.rdma.remote_addr = raddr + off;
 		wr[i].wr.rdma.rkey = rkey;
@@ -730,6 +731,28 @@ int vb_post_read(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
 			e[i].flags = VB_SWR_PART;
 	}
 	return post_sq(ep, wr, e, n);
+}
+
+int vb_post_read(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
+		 uint64_t cookie, uint64_t raddr, uint32_t rkey,
+		 uint32_t flags)
+{
+	struct vb_ep *ep = pep;
+	uint32_t per = read_sge_max(ep);
+	struct ibv_send_wr wr = {
+		.sg_list = (struct ibv_sge *)sgl,
+		.num_sge = (int)nsge,
+		.opcode = IBV_WR_RDMA_READ,
+		.send_flags = send_flags(flags),
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+	};
+	struct vb_swr e;
+
+	if (vb_unlikely(nsge > per))
+		return post_read_split(ep, sgl, nsge, cookie, raddr, rkey,
+				       flags, per);
+	swr_set(&e, cookie, RAPT_OP_RDMA_READ, sgl_bytes(sgl, nsge), flags);
+	return post_sq(ep, &wr, &e, 1);
 }
 
 /**
@@ -754,8 +777,8 @@ int vb_ep_post_done(struct vb_ep *ep, uint8_t op, uint64_t cookie,
 	/* It completes behind the ring's unsignalled tail: a completion
 	 * must come to retire that. */
 	vb_ep_sends_mark(ep);
-	pthread_mutex_lock(&evd->poll_lock);
-	pthread_mutex_lock(&ep->sq_lock);
+	vb_lock(&evd->poll_lock);
+	vb_lock(&ep->sq_lock);
 	seq = ep->sq_tail;
 	ret = sq_room(ep, 1, 1);
 	if (!ret) {
@@ -765,10 +788,10 @@ int vb_ep_post_done(struct vb_ep *ep, uint8_t op, uint64_t cookie,
 		e->wc_status = IBV_WC_SUCCESS;
 		store32(&ep->sq_tail, seq + 1);
 	}
-	pthread_mutex_unlock(&ep->sq_lock);
+	vb_unlock(&ep->sq_lock);
 	if (!ret)
 		sq_retire(ep);
-	pthread_mutex_unlock(&evd->poll_lock);
+	vb_unlock(&evd->poll_lock);
 	return ret;
 }
 
@@ -826,9 +849,9 @@ int vb_ep_sends_mark(struct vb_ep *ep)
 {
 	bool need;
 
-	pthread_mutex_lock(&ep->sq_lock);
+	vb_lock(&ep->sq_lock);
 	need = ep->sq_unsig && !ep->dead;
-	pthread_mutex_unlock(&ep->sq_lock);
+	vb_unlock(&ep->sq_lock);
 	return need ? vb_ep_post_internal_write(ep, 0, 1, 0) : 0;
 }
 
@@ -894,13 +917,13 @@ static void ep_drain(struct vb_ep *ep)
 	vb_dbg("QP %u: %u receives and %u sends did not flush; completing them FLUSHED",
 		ep->qp->qp_num, ep->rq_tail - load32(&ep->rq_head),
 		ep->sq_tail - load32(&ep->sq_head));
-	pthread_mutex_lock(&ep->recv_evd->poll_lock);
+	vb_lock(&ep->recv_evd->poll_lock);
 	if (ep->req_evd != ep->recv_evd)
-		pthread_mutex_lock(&ep->req_evd->poll_lock);
+		vb_lock(&ep->req_evd->poll_lock);
 	drain_leftovers(ep);
 	if (ep->req_evd != ep->recv_evd)
-		pthread_mutex_unlock(&ep->req_evd->poll_lock);
-	pthread_mutex_unlock(&ep->recv_evd->poll_lock);
+		vb_unlock(&ep->req_evd->poll_lock);
+	vb_unlock(&ep->recv_evd->poll_lock);
 }
 
 static void qp_to_error(struct vb_ep *ep)
@@ -944,11 +967,11 @@ void vb_ep_shutdown(struct vb_ep *ep, const struct rapt_prov_conn_event *ce)
 	 * that went out unsignalled and are done. */
 	if (was_up)
 		vb_ep_sends_mark(ep);
-	pthread_mutex_lock(&ep->sq_lock);
-	pthread_mutex_lock(&ep->rq_lock);
+	vb_lock(&ep->sq_lock);
+	vb_lock(&ep->rq_lock);
 	ep->dead = true;
-	pthread_mutex_unlock(&ep->rq_lock);
-	pthread_mutex_unlock(&ep->sq_lock);
+	vb_unlock(&ep->rq_lock);
+	vb_unlock(&ep->sq_lock);
 	vb_dbg("QP %u: teardown (%s): sends %u..%u, receives %u..%u",
 	       ep->qp->qp_num, ce ? rapt_event_name(ce->type) : "free",
 	       load32(&ep->sq_head), ep->sq_tail, load32(&ep->rq_head),
@@ -1108,8 +1131,6 @@ static void ep_release(struct vb_ep *ep)
 	free(ep->held);
 	pthread_cond_destroy(&ep->conn_cv);
 	pthread_mutex_destroy(&ep->lock);
-	pthread_mutex_destroy(&ep->sq_lock);
-	pthread_mutex_destroy(&ep->rq_lock);
 	free(ep);
 }
 
@@ -1136,8 +1157,8 @@ int vb_ep_create(void *pia, void *ppz, struct rapt_core_ep *cep,
 	ep->conn_evd = conn_pevd;
 	pthread_mutex_init(&ep->lock, NULL);
 	pthread_cond_init(&ep->conn_cv, NULL);
-	pthread_mutex_init(&ep->sq_lock, NULL);
-	pthread_mutex_init(&ep->rq_lock, NULL);
+	vb_lock_init(&ep->sq_lock);
+	vb_lock_init(&ep->rq_lock);
 	rapt_timer_init(&ep->timer, vb_ep_timer_fire);
 	ret = rings_alloc(ep);
 	if (!ret)
@@ -1180,10 +1201,10 @@ static void ep_unpublish(struct vb_ep *ep)
 	vb_ia_slot_put(ep->ia, ep);
 	if (ep->srq)
 		vb_qpmap_del(ep->ia, ep->qp->qp_num);
-	pthread_mutex_lock(&ep->recv_evd->poll_lock);
-	pthread_mutex_unlock(&ep->recv_evd->poll_lock);
-	pthread_mutex_lock(&ep->req_evd->poll_lock);
-	pthread_mutex_unlock(&ep->req_evd->poll_lock);
+	vb_lock(&ep->recv_evd->poll_lock);
+	vb_unlock(&ep->recv_evd->poll_lock);
+	vb_lock(&ep->req_evd->poll_lock);
+	vb_unlock(&ep->req_evd->poll_lock);
 }
 
 /**
@@ -1259,8 +1280,8 @@ int vb_ep_modify(void *pep, const struct rapt_ep_attr *a, uint32_t mask)
 	sizes = a->max_send != ep->attr.max_send ||
 		a->max_recv != ep->attr.max_recv;
 	if (sizes) {
-		pthread_mutex_lock(&ep->sq_lock);
-		pthread_mutex_lock(&ep->rq_lock);
+		vb_lock(&ep->sq_lock);
+		vb_lock(&ep->rq_lock);
 		if (ep->state != VB_EP_IDLE || ep->rq_tail || ep->sq_tail) {
 			rapt_prov_set_error("%s: queue sizes are fixed once the EP has posted or connected",
 					    vb_tp->name);
@@ -1268,8 +1289,8 @@ int vb_ep_modify(void *pep, const struct rapt_ep_attr *a, uint32_t mask)
 		} else {
 			ret = ep_resize(ep, a);
 		}
-		pthread_mutex_unlock(&ep->rq_lock);
-		pthread_mutex_unlock(&ep->sq_lock);
+		vb_unlock(&ep->rq_lock);
+		vb_unlock(&ep->sq_lock);
 	}
 	if (!ret)
 		ep->attr = *a;
@@ -1342,8 +1363,8 @@ int vb_ep_reset(void *pep)
 	rapt_engine_call(ep->ia->eng, ep_reset_call, ep);
 	vb_cm_ep_release(ep);
 	pthread_mutex_lock(&ep->lock);
-	pthread_mutex_lock(&ep->sq_lock);
-	pthread_mutex_lock(&ep->rq_lock);
+	vb_lock(&ep->sq_lock);
+	vb_lock(&ep->rq_lock);
 	ret = qp_renew(ep);
 	if (!ret) {
 		memset(ep->ctl, 0, VB_CTL_BYTES);
@@ -1351,8 +1372,8 @@ int vb_ep_reset(void *pep)
 		ep->sq_unsig = 0;
 		ep->dead = false;
 	}
-	pthread_mutex_unlock(&ep->rq_lock);
-	pthread_mutex_unlock(&ep->sq_lock);
+	vb_unlock(&ep->rq_lock);
+	vb_unlock(&ep->sq_lock);
 	if (!ret) {
 		vb_ep_timer(ep, VB_TMR_NONE, 0);
 		ep->state = VB_EP_IDLE;
@@ -1386,11 +1407,11 @@ int vb_ep_get_status(void *pep, uint32_t *recv, uint32_t *req)
 {
 	struct vb_ep *ep = pep;
 
-	pthread_mutex_lock(&ep->rq_lock);
+	vb_lock(&ep->rq_lock);
 	*recv = ep->rq_tail - load32(&ep->rq_head);
-	pthread_mutex_unlock(&ep->rq_lock);
-	pthread_mutex_lock(&ep->sq_lock);
+	vb_unlock(&ep->rq_lock);
+	vb_lock(&ep->sq_lock);
 	*req = ep->sq_tail - load32(&ep->sq_head);
-	pthread_mutex_unlock(&ep->sq_lock);
+	vb_unlock(&ep->sq_lock);
 	return 0;
 }
