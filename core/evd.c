@@ -41,7 +41,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <linux/futex.h>
 #include <poll.h>
 #include <sched.h>
 #include <stddef.h>
@@ -49,9 +48,10 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <rapt/provider_util.h>
 
 #include "rapt_int.h"
 
@@ -166,36 +166,12 @@ static inline void evd_progress(struct rapt_core_evd *evd)
 /* rlock: a futex lock (0 free, 1 held, 2 held and maybe sleepers)     */
 /* ------------------------------------------------------------------ */
 
-#if defined(__x86_64__) || defined(__i386__)
-#define cpu_relax() __builtin_ia32_pause()
-#else
-#define cpu_relax() atomic_signal_fence(memory_order_seq_cst)
-#endif
-
-#define RLOCK_SPINS 100
-
-static long futex(_Atomic uint32_t *addr, int op, uint32_t val)
-{
-	return syscall(SYS_futex, (uint32_t *)addr, op, val, NULL, NULL, 0);
-}
-
+/* The contended halves are the provider toolkit's rapt_lock_wait() and
+ * rapt_lock_wake() (providers/util/lock.c, compiled into librapt too);
+ * the fast paths below are the core's own, shaped for tail calls. */
 static void __attribute__((noinline)) rlock_slow(_Atomic uint32_t *l)
 {
-	uint32_t c;
-	int i;
-
-	/* The holder copies one event: spin a little before sleeping. */
-	for (i = 0; i < RLOCK_SPINS; i++) {
-		cpu_relax();
-		c = 0;
-		if (atomic_load_explicit(l, memory_order_relaxed) == 0 &&
-		    atomic_compare_exchange_weak_explicit(l, &c, 1,
-							  memory_order_acquire,
-							  memory_order_relaxed))
-			return;
-	}
-	while (atomic_exchange_explicit(l, 2, memory_order_acquire) != 0)
-		futex(l, FUTEX_WAIT_PRIVATE, 2);
+	rapt_lock_wait(l);
 }
 
 /* Unlock with sleepers; returns @ret so that callers can tail-call it. */
@@ -203,7 +179,7 @@ static int __attribute__((noinline)) runlock_wake(struct rapt_core_evd *evd,
 						  int ret)
 {
 	atomic_store_explicit(&evd->rlock, 0, memory_order_release);
-	futex(&evd->rlock, FUTEX_WAKE_PRIVATE, 1);
+	rapt_lock_wake(&evd->rlock);
 	return ret;
 }
 

@@ -770,6 +770,61 @@ static void test_engine_aside_timers(void)
 
 /* ------------------------------------------------------------------ */
 
+/* ---- rapt_lock --------------------------------------------------- */
+
+#define LOCK_THREADS 4
+#define LOCK_ROUNDS 100000
+
+static struct rapt_lock test_lock;
+static unsigned long lock_count;	/* plain: only under test_lock */
+
+static void *lock_worker(void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < LOCK_ROUNDS; i++) {
+		rapt_lock(&test_lock);
+		lock_count++;
+		rapt_unlock(&test_lock);
+	}
+	return NULL;
+}
+
+/* Every increment under the lock counts; a holder that keeps it long
+ * sends the others to sleep on the futex (the word says 2), and its
+ * unlock wakes them. */
+static void test_lock_counts(void)
+{
+	pthread_t t[LOCK_THREADS];
+	struct timespec ts = { 0, 100000 };
+	int i, waited;
+
+	rapt_lock_init(&test_lock);
+	lock_count = 0;
+	rapt_lock(&test_lock);
+	for (i = 0; i < LOCK_THREADS; i++)
+		CU_ASSERT_FATAL(!pthread_create(&t[i], NULL, lock_worker,
+						NULL));
+	/* Until a worker has given up spinning and marked the word. */
+	for (waited = 0; waited < 100000 &&
+	     atomic_load(&test_lock.word) != 2; waited++)
+		nanosleep(&ts, NULL);
+	CU_ASSERT_EQUAL(atomic_load(&test_lock.word), 2);
+	CU_ASSERT_EQUAL(lock_count, 0);
+	rapt_unlock(&test_lock);
+	for (i = 0; i < LOCK_THREADS; i++)
+		pthread_join(t[i], NULL);
+	CU_ASSERT_EQUAL(lock_count,
+			(unsigned long)LOCK_THREADS * LOCK_ROUNDS);
+	CU_ASSERT_EQUAL(atomic_load(&test_lock.word), 0);
+}
+
+static const struct test_case lock_cases[] = {
+	{ "counts under contention, sleepers woken", test_lock_counts },
+	{ NULL, NULL },
+};
+
 static const struct test_case list_cases[] = {
 	{ "add, add_tail, first, last", test_list_add },
 	{ "del: first, middle, last, twice", test_list_del },
@@ -811,6 +866,7 @@ static const struct test_suite suites[] = {
 	{ "sockaddr", sockaddr_cases },
 	{ "status", status_cases_tbl },
 	{ "engine", engine_cases },
+	{ "lock", lock_cases },
 };
 
 int main(void)

@@ -114,7 +114,7 @@ int vb_cq_poll(struct vb_evd *evd)
 	struct ibv_wc wc[VB_POLL_BATCH];
 	int i, n, total = 0;
 
-	vb_lock(&evd->poll_lock);
+	rapt_lock(&evd->poll_lock);
 	do {
 		n = ibv_poll_cq(evd->cq, VB_POLL_BATCH, wc);
 		for (i = 0; i < n; i++)
@@ -122,7 +122,7 @@ int vb_cq_poll(struct vb_evd *evd)
 		if (n > 0)
 			total += n;
 	} while (n == VB_POLL_BATCH);
-	vb_unlock(&evd->poll_lock);
+	rapt_unlock(&evd->poll_lock);
 	if (n < 0)
 		vb_err("%s: ibv_poll_cq: %d", evd->ia->dev, n);
 	return total;
@@ -403,7 +403,7 @@ static struct vb_evd *evd_alloc(struct vb_ia *ia, struct rapt_core_evd *cevd,
 	evd->epfd = -1;
 	evd->io.fd = -1;
 	rapt_timer_init(&evd->cq_timer, evd_cq_timer_fire);
-	vb_lock_init(&evd->poll_lock);
+	rapt_lock_init(&evd->poll_lock);
 	return evd;
 }
 

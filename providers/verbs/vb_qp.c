@@ -472,15 +472,15 @@ int vb_post_recv(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
 
 	vb_recv_wr(&wr, sgl, nsge, &zero, ep->ctl, ep->ctl_mr);
 again:
-	vb_lock(&ep->rq_lock);
+	rapt_lock(&ep->rq_lock);
 	if (vb_unlikely(ep->dead)) {
-		vb_unlock(&ep->rq_lock);
+		rapt_unlock(&ep->rq_lock);
 		dto_flushed(ep, ep->recv_evd, RAPT_OP_RECV, cookie);
 		return 0;
 	}
 	seq = ep->rq_tail;
 	if (vb_unlikely(seq - load32(&ep->rq_head) >= ep->rq_max)) {
-		vb_unlock(&ep->rq_lock);
+		rapt_unlock(&ep->rq_lock);
 		if (!polled && ep->recv_evd->cq) {
 			polled = true;
 			if (vb_cq_poll(ep->recv_evd))
@@ -493,7 +493,7 @@ again:
 	err = ibv_post_recv(ep->qp, &wr, &bad);
 	if (!err)
 		store32(&ep->rq_tail, seq + 1);
-	vb_unlock(&ep->rq_lock);
+	rapt_unlock(&ep->rq_lock);
 	return err ? post_failed(ep, "ibv_post_recv", err) : 0;
 }
 
@@ -558,13 +558,14 @@ static int sq_room(struct vb_ep *ep, uint32_t n, uint32_t ops)
  * allows: the device writes no completion for it, the next completion
  * retires it (send_complete), and a failed or flushed one completes with
  * its error all the same.  One in VB_UNSIG_RUN, and one in half the
- * queue (max_send, or the ring), is signalled so that the ring drains; reads always are (siw completes
- * a read after the sends behind it).
+ * queue (max_send, or the ring), is signalled so that the ring drains;
+ * reads always are (siw completes a read after the sends behind it).
  */
 static bool sq_unsignal(struct vb_ep *ep, const struct vb_swr *e)
 {
 	/* Half of what fits: the consumer's operations or the QP's WRs. */
-	uint32_t run = (ep->sq_max < ep->sq_cap ? ep->sq_max : ep->sq_cap) / 2;
+	uint32_t run = (ep->sq_max < ep->sq_cap ? ep->sq_max :
+			ep->sq_cap) / 2;
 
 	if (run > VB_UNSIG_RUN)
 		run = VB_UNSIG_RUN;
@@ -595,10 +596,10 @@ static int post_sq(struct vb_ep *ep, struct ibv_send_wr *wr,
 		wr[i].next = &wr[i + 1];
 	wr[n - 1].next = NULL;
 again:
-	vb_lock(&ep->sq_lock);
+	rapt_lock(&ep->sq_lock);
 	ret = sq_room(ep, n, ops);
 	if (vb_unlikely(ret)) {
-		vb_unlock(&ep->sq_lock);
+		rapt_unlock(&ep->sq_lock);
 		if (ret == RAPT_ENOSPC && !polled && ep->req_evd->cq) {
 			polled = true;
 			if (vb_cq_poll(ep->req_evd))
@@ -638,7 +639,7 @@ again:
 			vb_err("QP %u: ibv_post_send took part of a chain",
 			       ep->qp->qp_num);
 	}
-	vb_unlock(&ep->sq_lock);
+	rapt_unlock(&ep->sq_lock);
 	return err ? post_failed(ep, "ibv_post_send", err) : 0;
 }
 
@@ -777,8 +778,8 @@ int vb_ep_post_done(struct vb_ep *ep, uint8_t op, uint64_t cookie,
 	/* It completes behind the ring's unsignalled tail: a completion
 	 * must come to retire that. */
 	vb_ep_sends_mark(ep);
-	vb_lock(&evd->poll_lock);
-	vb_lock(&ep->sq_lock);
+	rapt_lock(&evd->poll_lock);
+	rapt_lock(&ep->sq_lock);
 	seq = ep->sq_tail;
 	ret = sq_room(ep, 1, 1);
 	if (!ret) {
@@ -788,10 +789,10 @@ int vb_ep_post_done(struct vb_ep *ep, uint8_t op, uint64_t cookie,
 		e->wc_status = IBV_WC_SUCCESS;
 		store32(&ep->sq_tail, seq + 1);
 	}
-	vb_unlock(&ep->sq_lock);
+	rapt_unlock(&ep->sq_lock);
 	if (!ret)
 		sq_retire(ep);
-	vb_unlock(&evd->poll_lock);
+	rapt_unlock(&evd->poll_lock);
 	return ret;
 }
 
@@ -849,9 +850,9 @@ int vb_ep_sends_mark(struct vb_ep *ep)
 {
 	bool need;
 
-	vb_lock(&ep->sq_lock);
+	rapt_lock(&ep->sq_lock);
 	need = ep->sq_unsig && !ep->dead;
-	vb_unlock(&ep->sq_lock);
+	rapt_unlock(&ep->sq_lock);
 	return need ? vb_ep_post_internal_write(ep, 0, 1, 0) : 0;
 }
 
@@ -917,13 +918,13 @@ static void ep_drain(struct vb_ep *ep)
 	vb_dbg("QP %u: %u receives and %u sends did not flush; completing them FLUSHED",
 		ep->qp->qp_num, ep->rq_tail - load32(&ep->rq_head),
 		ep->sq_tail - load32(&ep->sq_head));
-	vb_lock(&ep->recv_evd->poll_lock);
+	rapt_lock(&ep->recv_evd->poll_lock);
 	if (ep->req_evd != ep->recv_evd)
-		vb_lock(&ep->req_evd->poll_lock);
+		rapt_lock(&ep->req_evd->poll_lock);
 	drain_leftovers(ep);
 	if (ep->req_evd != ep->recv_evd)
-		vb_unlock(&ep->req_evd->poll_lock);
-	vb_unlock(&ep->recv_evd->poll_lock);
+		rapt_unlock(&ep->req_evd->poll_lock);
+	rapt_unlock(&ep->recv_evd->poll_lock);
 }
 
 static void qp_to_error(struct vb_ep *ep)
@@ -967,11 +968,11 @@ void vb_ep_shutdown(struct vb_ep *ep, const struct rapt_prov_conn_event *ce)
 	 * that went out unsignalled and are done. */
 	if (was_up)
 		vb_ep_sends_mark(ep);
-	vb_lock(&ep->sq_lock);
-	vb_lock(&ep->rq_lock);
+	rapt_lock(&ep->sq_lock);
+	rapt_lock(&ep->rq_lock);
 	ep->dead = true;
-	vb_unlock(&ep->rq_lock);
-	vb_unlock(&ep->sq_lock);
+	rapt_unlock(&ep->rq_lock);
+	rapt_unlock(&ep->sq_lock);
 	vb_dbg("QP %u: teardown (%s): sends %u..%u, receives %u..%u",
 	       ep->qp->qp_num, ce ? rapt_event_name(ce->type) : "free",
 	       load32(&ep->sq_head), ep->sq_tail, load32(&ep->rq_head),
@@ -1157,8 +1158,8 @@ int vb_ep_create(void *pia, void *ppz, struct rapt_core_ep *cep,
 	ep->conn_evd = conn_pevd;
 	pthread_mutex_init(&ep->lock, NULL);
 	pthread_cond_init(&ep->conn_cv, NULL);
-	vb_lock_init(&ep->sq_lock);
-	vb_lock_init(&ep->rq_lock);
+	rapt_lock_init(&ep->sq_lock);
+	rapt_lock_init(&ep->rq_lock);
 	rapt_timer_init(&ep->timer, vb_ep_timer_fire);
 	ret = rings_alloc(ep);
 	if (!ret)
@@ -1201,10 +1202,10 @@ static void ep_unpublish(struct vb_ep *ep)
 	vb_ia_slot_put(ep->ia, ep);
 	if (ep->srq)
 		vb_qpmap_del(ep->ia, ep->qp->qp_num);
-	vb_lock(&ep->recv_evd->poll_lock);
-	vb_unlock(&ep->recv_evd->poll_lock);
-	vb_lock(&ep->req_evd->poll_lock);
-	vb_unlock(&ep->req_evd->poll_lock);
+	rapt_lock(&ep->recv_evd->poll_lock);
+	rapt_unlock(&ep->recv_evd->poll_lock);
+	rapt_lock(&ep->req_evd->poll_lock);
+	rapt_unlock(&ep->req_evd->poll_lock);
 }
 
 /**
@@ -1280,8 +1281,8 @@ int vb_ep_modify(void *pep, const struct rapt_ep_attr *a, uint32_t mask)
 	sizes = a->max_send != ep->attr.max_send ||
 		a->max_recv != ep->attr.max_recv;
 	if (sizes) {
-		vb_lock(&ep->sq_lock);
-		vb_lock(&ep->rq_lock);
+		rapt_lock(&ep->sq_lock);
+		rapt_lock(&ep->rq_lock);
 		if (ep->state != VB_EP_IDLE || ep->rq_tail || ep->sq_tail) {
 			rapt_prov_set_error("%s: queue sizes are fixed once the EP has posted or connected",
 					    vb_tp->name);
@@ -1289,8 +1290,8 @@ int vb_ep_modify(void *pep, const struct rapt_ep_attr *a, uint32_t mask)
 		} else {
 			ret = ep_resize(ep, a);
 		}
-		vb_unlock(&ep->rq_lock);
-		vb_unlock(&ep->sq_lock);
+		rapt_unlock(&ep->rq_lock);
+		rapt_unlock(&ep->sq_lock);
 	}
 	if (!ret)
 		ep->attr = *a;
@@ -1363,8 +1364,8 @@ int vb_ep_reset(void *pep)
 	rapt_engine_call(ep->ia->eng, ep_reset_call, ep);
 	vb_cm_ep_release(ep);
 	pthread_mutex_lock(&ep->lock);
-	vb_lock(&ep->sq_lock);
-	vb_lock(&ep->rq_lock);
+	rapt_lock(&ep->sq_lock);
+	rapt_lock(&ep->rq_lock);
 	ret = qp_renew(ep);
 	if (!ret) {
 		memset(ep->ctl, 0, VB_CTL_BYTES);
@@ -1372,8 +1373,8 @@ int vb_ep_reset(void *pep)
 		ep->sq_unsig = 0;
 		ep->dead = false;
 	}
-	vb_unlock(&ep->rq_lock);
-	vb_unlock(&ep->sq_lock);
+	rapt_unlock(&ep->rq_lock);
+	rapt_unlock(&ep->sq_lock);
 	if (!ret) {
 		vb_ep_timer(ep, VB_TMR_NONE, 0);
 		ep->state = VB_EP_IDLE;
@@ -1407,11 +1408,11 @@ int vb_ep_get_status(void *pep, uint32_t *recv, uint32_t *req)
 {
 	struct vb_ep *ep = pep;
 
-	vb_lock(&ep->rq_lock);
+	rapt_lock(&ep->rq_lock);
 	*recv = ep->rq_tail - load32(&ep->rq_head);
-	vb_unlock(&ep->rq_lock);
-	vb_lock(&ep->sq_lock);
+	rapt_unlock(&ep->rq_lock);
+	rapt_lock(&ep->sq_lock);
 	*req = ep->sq_tail - load32(&ep->sq_head);
-	vb_unlock(&ep->sq_lock);
+	rapt_unlock(&ep->sq_lock);
 	return 0;
 }

@@ -58,8 +58,6 @@
 #include <rapt/provider.h>
 #include <rapt/provider_util.h>
 
-#include "vb_lock.h"
-
 struct vb_ia;
 struct vb_evd;
 struct vb_ep;
@@ -343,7 +341,7 @@ struct vb_evd {
 	struct ibv_comp_channel *ch;	/* with a CQ */
 	struct ibv_cq *cq;		/* for EVDs with the DTO stream */
 	uint32_t cqe;
-	struct vb_lock poll_lock;	/* poll + dispatch, in CQ order */
+	struct rapt_lock poll_lock;	/* poll + dispatch, in CQ order */
 	int epfd;			/* CQ channel + engine, or -1 */
 	_Atomic bool fd_armed;		/* trywait(RAPT_PROV_WAIT_FD) */
 	_Atomic bool sleeping;		/* a consumer's blocking wait owns
@@ -521,7 +519,7 @@ struct vb_ep {
 	struct rapt_ep_attr attr;
 
 	/* Send ring: sq_head..sq_tail are posted and not completed. */
-	struct vb_lock sq_lock;
+	struct rapt_lock sq_lock;
 	struct vb_swr *sq;
 	uint32_t sq_mask;
 	uint32_t sq_max;		/* operations the consumer may have
@@ -538,7 +536,7 @@ struct vb_ep {
 					 * this sequence (sq_skipping) */
 	bool sq_skipping;
 	/* Receive ring: the cookies, in posting order. */
-	struct vb_lock rq_lock;
+	struct rapt_lock rq_lock;
 	uint64_t *rq;
 	uint32_t rq_mask;
 	uint32_t rq_max;

@@ -19,6 +19,9 @@
  *   sockaddr  IPv4/IPv6 socket address helpers (providers/util/sockaddr.c)
  *   status    errno -> RAPT_E* mapping, the prov_status convention and its
  *             decoder (providers/util/status.c)
+ *   lock      a mutex in one futex word for the post and poll paths
+ *             (inline, below; the contended half in providers/util/lock.c,
+ *             which librapt's EVDs use too)
  *
  * Nothing here takes a lock of the caller's; the engine's own locks are
  * leaves.  docs/provider-guide.md, "The provider toolkit", is the
@@ -27,6 +30,9 @@
 #ifndef RAPT_API_PROVIDER_UTIL_H
 #define RAPT_API_PROVIDER_UTIL_H
 
+#ifndef __cplusplus
+#include <stdatomic.h>
+#endif
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -513,6 +519,61 @@ bool rapt_timer_armed(struct rapt_engine *eng, struct rapt_timer *t);
  * Return: nanoseconds.
  */
 uint64_t rapt_now_ns(void);
+
+/* ------------------------------------------------------------------ */
+/* A futex-word lock (providers/util/lock.c)                           */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A mutex in one 32-bit word, for locks taken on every post and every
+ * poll: uncontended, a lock is one compare-and-swap and an unlock one
+ * exchange, a few instructions each, where a pthread_mutex_t pair costs
+ * about 57 (callgrind, docs/performance.md).  The word is 0 free, 1 held,
+ * 2 held with perhaps a sleeper (U. Drepper, "Futexes Are Tricky", the
+ * third mutex); a contended lock spins a little, then sleeps on the
+ * futex.  No condition variables, not recursive, process-private.
+ */
+#ifndef __cplusplus	/* C11 atomics */
+struct rapt_lock {
+	_Atomic uint32_t word;
+};
+
+/**
+ * rapt_lock_wait - the contended half of rapt_lock(): spin a little, then
+ * mark the word 2 and sleep until it is taken
+ * @word: a lock word that was not 0
+ */
+void rapt_lock_wait(_Atomic uint32_t *word);
+
+/**
+ * rapt_lock_wake - the contended half of rapt_unlock(): wake one sleeper
+ * @word: a lock word just released from 2
+ */
+void rapt_lock_wake(_Atomic uint32_t *word);
+
+static inline void rapt_lock_init(struct rapt_lock *l)
+{
+	atomic_init(&l->word, 0);
+}
+
+static inline void rapt_lock(struct rapt_lock *l)
+{
+	uint32_t c = 0;
+
+	if (__builtin_expect(!atomic_compare_exchange_strong_explicit(
+			&l->word, &c, 1, memory_order_acquire,
+			memory_order_relaxed), 0))
+		rapt_lock_wait(&l->word);
+}
+
+static inline void rapt_unlock(struct rapt_lock *l)
+{
+	if (__builtin_expect(atomic_exchange_explicit(&l->word, 0,
+						      memory_order_release) !=
+			     1, 0))
+		rapt_lock_wake(&l->word);
+}
+#endif /* !__cplusplus */
 
 /* ------------------------------------------------------------------ */
 /* Socket addresses (providers/util/sockaddr.c)                        */
