@@ -238,10 +238,31 @@ static void evd_update_room(struct rapt_core_evd *evd)
 /* The ring (all called with evd->rlock held)                          */
 /* ------------------------------------------------------------------ */
 
+/*
+ * head and tail change under rlock; a dequeue looks at them without it
+ * to skip the lock when nothing is queued (a stale value only sends it
+ * down the locked path), so every access is atomic, relaxed.
+ */
+static inline uint64_t seq_get(const uint64_t *seq)
+{
+	return __atomic_load_n(seq, __ATOMIC_RELAXED);
+}
+
+static inline void seq_set(uint64_t *seq, uint64_t v)
+{
+	__atomic_store_n(seq, v, __ATOMIC_RELAXED);
+}
+
+/* Whether nothing is queued (exact with rlock held, a hint without). */
+static inline bool ring_empty(const struct rapt_core_evd *evd)
+{
+	return seq_get(&evd->head) == seq_get(&evd->tail);
+}
+
 /* Queued events, the self-report counted. */
 static inline uint32_t evd_count(const struct rapt_core_evd *evd)
 {
-	return (uint32_t)(evd->tail - evd->head);
+	return (uint32_t)(seq_get(&evd->tail) - seq_get(&evd->head));
 }
 
 static inline struct rapt_event *ring_at(const struct rapt_core_evd *evd,
@@ -273,7 +294,10 @@ static bool ring_full(const struct rapt_core_evd *evd)
 
 static inline struct rapt_event *ring_put(struct rapt_core_evd *evd)
 {
-	return ring_at(evd, evd->tail++);
+	uint64_t tail = evd->tail;
+
+	seq_set(&evd->tail, tail + 1);
+	return ring_at(evd, tail);
 }
 
 /*
@@ -292,7 +316,10 @@ static inline void slot_fill(struct rapt_event *slot,
 static inline void ring_take(struct rapt_core_evd *evd,
 			     struct rapt_event *out)
 {
-	*out = *ring_at(evd, evd->head++);
+	uint64_t head = evd->head;
+
+	*out = *ring_at(evd, head);
+	seq_set(&evd->head, head + 1);
 }
 
 /* The waiter this thread leads for while it runs the provider's wait
@@ -374,6 +401,14 @@ static void evd_grant(struct rapt_core_evd *evd)
 #define RAPT_TLS_IE __attribute__((tls_model("initial-exec")))
 static __thread struct rapt_core_evd *tls_quiet RAPT_TLS_IE;
 static __thread bool tls_notify_due RAPT_TLS_IE;
+/*
+ * The caller's output while rapt_evd_dequeue() runs the progress of an
+ * EVD with nothing queued (tls_quiet): the first event that progress
+ * pushes there, if it finds the ring still empty and nobody to tell,
+ * goes straight to it, as if queued and dequeued under one lock hold.
+ * NULL once filled.
+ */
+static __thread struct rapt_event *tls_direct RAPT_TLS_IE;
 /* This thread's token (its address), for evd->armer. */
 static __thread char tls_me;
 
@@ -505,10 +540,20 @@ static int __attribute__((noinline)) evd_push_slow(struct rapt_core_evd *evd,
 static inline int evd_push_rlocked(struct rapt_core_evd *evd,
 				   const struct rapt_event *ev)
 {
+	struct rapt_event *out;
+
 	if (rapt_unlikely(evd_count(evd) >= evd->room))
 		return evd_push_slow(evd, ev);
 	/* Below room: not full, and no waiter or armed fd to tell. */
-	slot_fill(ring_put(evd), ev);
+	out = tls_direct;
+	if (out && tls_quiet == evd && ring_empty(evd)) {
+		/* The dequeue running this progress takes it. */
+		tls_direct = NULL;
+		out->evd = evd->handle;
+	} else {
+		out = ring_put(evd);
+	}
+	slot_fill(out, ev);
 	return evd_runlock_ret(evd, 0);
 }
 
@@ -915,7 +960,7 @@ RAPT_API int rapt_evd_free(struct rapt_evd *handle)
 static inline int evd_dequeue_rlocked(struct rapt_core_evd *evd,
 				      struct rapt_event *event)
 {
-	if (rapt_unlikely(evd->head == evd->tail))
+	if (rapt_unlikely(ring_empty(evd)))
 		return evd_runlock_ret(evd, RAPT_EAGAIN);
 	ring_take(evd, event);
 	return evd_runlock_ret(evd, 0);
@@ -924,17 +969,20 @@ static inline int evd_dequeue_rlocked(struct rapt_core_evd *evd,
 /*
  * The provider's progress pushed onto this EVD, armed, from the thread
  * that is dequeueing from it (evd_signal() left the eventfd alone): take
- * the event, and write the eventfd only if more are left for whoever
- * polls it.
+ * the event (unless the first went to @event directly: @taken), and
+ * write the eventfd only if more are left for whoever polls it.
  */
 static int __attribute__((noinline))
-evd_dequeue_notify(struct rapt_core_evd *evd, struct rapt_event *event)
+evd_dequeue_notify(struct rapt_core_evd *evd, struct rapt_event *event,
+		   bool taken)
 {
 	int ret = RAPT_EAGAIN;
 
 	tls_notify_due = false;
 	evd_lock_all(evd);
-	if (evd->head != evd->tail) {
+	if (taken) {
+		ret = 0;
+	} else if (!ring_empty(evd)) {
 		ring_take(evd, event);
 		ret = 0;
 	}
@@ -955,20 +1003,34 @@ evd_dequeue_notify(struct rapt_core_evd *evd, struct rapt_event *event)
 /*
  * A dequeue that waits for rlock, or may call the provider's progress op:
  * only when nothing is queued, so that an event already here costs no
- * provider call (a syscall, for the tcp provider).
+ * provider call (a syscall, for the tcp provider).  Nothing queued is
+ * seen without the lock; the first event the progress pushes here then
+ * comes straight back (tls_direct), so that a poll that finds one takes
+ * rlock once, in the push, and one that finds none not at all.
  */
 static int __attribute__((noinline))
 evd_dequeue_call(struct rapt_core_evd *evd, struct rapt_event *event)
 {
-	evd_rlock(evd);
-	if (evd->head != evd->tail || !evd->progress)
+	bool taken;
+
+	if (!evd->progress || !ring_empty(evd)) {
+		evd_rlock(evd);
 		return evd_dequeue_rlocked(evd, event);
-	evd_runlock(evd);
+	}
 	tls_quiet = evd;
+	tls_direct = event;
 	evd->progress(evd->obj.prov);
 	tls_quiet = NULL;
+	taken = !tls_direct;
+	tls_direct = NULL;
 	if (rapt_unlikely(tls_notify_due))
-		return evd_dequeue_notify(evd, event);
+		return evd_dequeue_notify(evd, event, taken);
+	if (taken)
+		return 0;
+	/* Nothing came (a push that raced with the look is the next
+	 * call's): an empty poll takes no lock. */
+	if (ring_empty(evd))
+		return RAPT_EAGAIN;
 	evd_rlock(evd);
 	return evd_dequeue_rlocked(evd, event);
 }

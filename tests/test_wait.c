@@ -445,6 +445,124 @@ static void test_dequeue_own_push(void)
 	CHECK_RC(rapt_evd_free(evd), 0);
 }
 
+/* A dequeue that runs the provider on an empty EVD gets the first event
+ * the provider pushes straight back, with its EVD handle; the rest queue
+ * behind it in order.  That one never took a slot: qlen + 1 in one
+ * provider call lose nothing. */
+static void test_dequeue_direct(void)
+{
+	struct rapt_evd *evd = new_evd(4, RAPT_EVD_DTO);
+	struct rapt_evd_info info;
+	struct rapt_event ev;
+	uint64_t calls, i;
+
+	CHECK_RC(rapt_evd_query(evd, &info, sizeof(info)), 0);
+	CHECK_RC(inject(evd, info.qlen + 1), 0);
+	calls = st_of(evd).progress_calls;
+	memset(&ev, 0xa5, sizeof(ev));
+	CHECK_RC(rapt_evd_dequeue(evd, &ev), 0);
+	CU_ASSERT_EQUAL(ev.type, RAPT_EV_DTO);
+	CU_ASSERT_PTR_EQUAL(ev.evd, evd);
+	CU_ASSERT_EQUAL(ev.u.dto.cookie, 0);
+	CU_ASSERT_EQUAL(ev.u.dto.status, RAPT_DTO_SUCCESS);
+	CU_ASSERT_EQUAL(st_of(evd).progress_calls, calls + 1);
+	CU_ASSERT_EQUAL(st_of(evd).pushed, info.qlen + 1);
+	CHECK_RC(rapt_evd_query(evd, &info, sizeof(info)), 0);
+	CU_ASSERT_EQUAL(info.count, info.qlen);
+	CU_ASSERT_EQUAL(info.overflows, 0);
+	/* The queued ones come without a provider call. */
+	for (i = 1; i <= info.qlen; i++) {
+		memset(&ev, 0xa5, sizeof(ev));
+		CHECK_RC(rapt_evd_dequeue(evd, &ev), 0);
+		CU_ASSERT_PTR_EQUAL(ev.evd, evd);
+		CU_ASSERT_EQUAL(ev.u.dto.cookie, i);
+	}
+	CU_ASSERT_EQUAL(st_of(evd).progress_calls, calls + 1);
+	CHECK_RC(rapt_evd_dequeue(evd, &ev), RAPT_EAGAIN);
+	CHECK_RC(rapt_evd_query(evd, &info, sizeof(info)), 0);
+	CU_ASSERT_EQUAL(info.overflows, 0);
+	CHECK_RC(rapt_evd_free(evd), 0);
+}
+
+/* Two threads dequeue from one EVD while a third injects: every event
+ * arrives once, and each thread sees its events in the order pushed. */
+struct racer {
+	struct rapt_evd *evd;
+	_Atomic uint32_t *seen;
+	_Atomic uint32_t *taken;
+	uint32_t disorder;
+	uint32_t errors;
+	pthread_t thread;
+};
+
+static void *racer_main(void *arg)
+{
+	struct racer *r = arg;
+	uint64_t end = now_ms() + 60000, last = 0;
+	struct rapt_event ev;
+	bool any = false;
+	int ret;
+
+	while (atomic_load(r->taken) < NEVENTS && now_ms() < end) {
+		ret = rapt_evd_dequeue(r->evd, &ev);
+		if (ret == RAPT_EAGAIN)
+			continue;
+		if (ret || ev.u.dto.cookie >= NEVENTS || ev.evd != r->evd) {
+			r->errors++;
+			break;
+		}
+		if (any && ev.u.dto.cookie <= last)
+			r->disorder++;
+		any = true;
+		last = ev.u.dto.cookie;
+		atomic_fetch_add(&r->seen[last], 1);
+		atomic_fetch_add(r->taken, 1);
+	}
+	return NULL;
+}
+
+static void test_dequeue_race(void)
+{
+	static _Atomic uint32_t seen[NEVENTS];
+	_Atomic uint32_t taken = 0;
+	struct racer r[2];
+	uint32_t sent = 0, n, i, once = 0;
+	uint64_t end;
+
+	memset(seen, 0, sizeof(seen));
+	memset(r, 0, sizeof(r));
+	r[0].evd = new_evd(256, RAPT_EVD_DTO);
+	for (i = 0; i < 2; i++) {
+		r[i].evd = r[0].evd;
+		r[i].seen = seen;
+		r[i].taken = &taken;
+	}
+	for (i = 0; i < 2; i++)
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&r[i].thread, NULL,
+						     racer_main, &r[i]), 0);
+	srand(11);
+	while (sent < NEVENTS) {
+		n = 1 + (uint32_t)rand() % 5;
+		if (n > NEVENTS - sent)
+			n = NEVENTS - sent;
+		end = now_ms() + WAIT_S * 1000;
+		while (sent - atomic_load(&taken) + n > 200 && now_ms() < end)
+			sched_yield();
+		CHECK_RC(inject(r[0].evd, n), 0);
+		sent += n;
+	}
+	for (i = 0; i < 2; i++) {
+		pthread_join(r[i].thread, NULL);
+		CU_ASSERT_EQUAL(r[i].errors, 0);
+		CU_ASSERT_EQUAL(r[i].disorder, 0);
+	}
+	for (i = 0; i < NEVENTS; i++)
+		once += atomic_load(&seen[i]) == 1;
+	CU_ASSERT_EQUAL(once, NEVENTS);
+	CU_ASSERT_EQUAL(atomic_load(&taken), NEVENTS);
+	CHECK_RC(rapt_evd_free(r[0].evd), 0);
+}
+
 /* A provider that cannot arm: the waiter still sees its events (through
  * evd_progress) and naps between looks instead of spinning. */
 static void test_trywait_fails(void)
@@ -524,6 +642,10 @@ static const struct test_case cases[] = {
 	{ "out of descriptors for the EVD fd is RAPT_EMFILE", test_fd_emfile },
 	{ "dequeue: queued events first; its own push leaves the fd alone",
 	  test_dequeue_own_push },
+	{ "dequeue: the provider's first push comes straight back, in order",
+	  test_dequeue_direct },
+	{ "two threads dequeue while a third injects: once each, in order",
+	  test_dequeue_race },
 	{ "a provider that cannot arm is looked at, not spun on",
 	  test_trywait_fails },
 	{ NULL, NULL },

@@ -535,7 +535,7 @@ static uint32_t extra_of(const struct vb_swr *e, uint32_t n)
  * consumer's (sq_lock held): RAPT_ESTATE once the EP is dead (the reason
  * set), RAPT_ENOSPC when full.
  */
-static int sq_room(struct vb_ep *ep, uint32_t n, uint32_t ops)
+static inline int sq_room(struct vb_ep *ep, uint32_t n, uint32_t ops)
 {
 	uint32_t out = ep->sq_tail - load32(&ep->sq_head);
 
@@ -579,13 +579,42 @@ static bool sq_unsignal(struct vb_ep *ep, const struct vb_swr *e)
 }
 
 /*
+ * ibv_post_send() refused @wr from @bad on (sq_lock held, released here):
+ * what it took stays (its completions will come), the rest is undone.
+ */
+static int __attribute__((noinline))
+post_sq_failed(struct vb_ep *ep, struct ibv_send_wr *wr,
+	       const struct vb_swr *e, uint32_t n, uint32_t ops, uint32_t seq,
+	       uint32_t unsig, const struct ibv_send_wr *bad, int err)
+{
+	uint32_t i;
+
+	for (i = 0; i < n && &wr[i] != bad; i++)
+		;
+	store32(&ep->sq_tail, seq + i);
+	if (!i)
+		ep->sq_unsig = unsig;
+	if (n != ops)	/* a chain is one operation or none */
+		atomic_fetch_sub_explicit(&ep->sq_extra, extra_of(e + i, n - i),
+					  memory_order_release);
+	if (i)
+		vb_err("QP %u: ibv_post_send took part of a chain",
+		       ep->qp->qp_num);
+	rapt_unlock(&ep->sq_lock);
+	return post_failed(ep, "ibv_post_send", err);
+}
+
+/*
  * Post @n chained work requests (@wr[0..n-1]) under one lock; @e[i] is
  * the ring entry of @wr[i].  All or nothing.  They are one operation of
  * the consumer's (a read split into parts, a send, a write), or none
  * (the provider's own RTR): what counts against the EP's max_send.
+ * Inlined, so that a post of one request (@n a constant 1) loses the
+ * loops.
  */
-static int post_sq(struct vb_ep *ep, struct ibv_send_wr *wr,
-		   const struct vb_swr *e, uint32_t n)
+static inline __attribute__((always_inline)) int
+post_sq(struct vb_ep *ep, struct ibv_send_wr *wr, const struct vb_swr *e,
+	uint32_t n)
 {
 	struct ibv_send_wr *bad;
 	uint32_t seq, i, ops = n - extra_of(e, n), unsig;
@@ -624,23 +653,10 @@ again:
 	 * before ibv_post_send() has returned. */
 	store32(&ep->sq_tail, seq + n);
 	err = ibv_post_send(ep->qp, wr, &bad);
-	if (err) {
-		/* What was taken stays (its completions will come). */
-		for (i = 0; i < n && &wr[i] != bad; i++)
-			;
-		store32(&ep->sq_tail, seq + i);
-		if (!i)
-			ep->sq_unsig = unsig;
-		if (n != ops)	/* a chain is one operation or none */
-			atomic_fetch_sub_explicit(&ep->sq_extra,
-						  extra_of(e + i, n - i),
-						  memory_order_release);
-		if (i)
-			vb_err("QP %u: ibv_post_send took part of a chain",
-			       ep->qp->qp_num);
-	}
+	if (vb_unlikely(err))
+		return post_sq_failed(ep, wr, e, n, ops, seq, unsig, bad, err);
 	rapt_unlock(&ep->sq_lock);
-	return err ? post_failed(ep, "ibv_post_send", err) : 0;
+	return 0;
 }
 
 static void swr_set(struct vb_swr *e, uint64_t cookie, uint8_t op,
@@ -655,13 +671,13 @@ static void swr_set(struct vb_swr *e, uint64_t cookie, uint8_t op,
 int vb_post_send(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
 		 uint64_t cookie, uint32_t flags, uint32_t inv_rkey)
 {
-	struct ibv_send_wr wr;
+	struct ibv_send_wr wr = {
+		.sg_list = (struct ibv_sge *)sgl,
+		.num_sge = (int)nsge,
+		.send_flags = (unsigned int)send_flags(flags),
+	};
 	struct vb_swr e;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.sg_list = (struct ibv_sge *)sgl;
-	wr.num_sge = (int)nsge;
-	wr.send_flags = send_flags(flags);
 	if (flags & RAPT_PROV_POST_INVALIDATE) {
 		wr.opcode = IBV_WR_SEND_WITH_INV;
 		wr.invalidate_rkey = inv_rkey;
@@ -676,16 +692,15 @@ int vb_post_write(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
 		  uint64_t cookie, uint64_t raddr, uint32_t rkey,
 		  uint32_t flags)
 {
-	struct ibv_send_wr wr;
+	struct ibv_send_wr wr = {
+		.sg_list = (struct ibv_sge *)sgl,
+		.num_sge = (int)nsge,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = (unsigned int)send_flags(flags),
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+	};
 	struct vb_swr e;
 
-	memset(&wr, 0, sizeof(wr));
-	wr.sg_list = (struct ibv_sge *)sgl;
-	wr.num_sge = (int)nsge;
-	wr.send_flags = send_flags(flags);
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
 	swr_set(&e, cookie, RAPT_OP_RDMA_WRITE, sgl_bytes(sgl, nsge), flags);
 	return post_sq(pep, &wr, &e, 1);
 }

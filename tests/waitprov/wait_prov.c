@@ -52,6 +52,9 @@ struct wp_evd {
 	_Atomic uint64_t rings;
 	_Atomic int fail_trywait;	/* a RAPT_E* code to fail with */
 	_Atomic uint64_t progress_calls;
+	/* Taking and pushing completions is one step, as a CQ's poll lock
+	 * makes it: events reach the core in cookie order. */
+	pthread_mutex_t poll_lock;
 	pthread_t last_pusher;		/* under lock */
 	struct wp_evd *next;		/* on the list, under lock */
 };
@@ -122,6 +125,7 @@ static int wp_evd_create(void *pia, struct rapt_core_evd *cevd, uint32_t qlen,
 		free(e);
 		return RAPT_EIO;
 	}
+	pthread_mutex_init(&e->poll_lock, NULL);
 	e->cevd = cevd;
 	e->handle = rapt_prov_evd_handle(cevd);
 	pthread_mutex_lock(&lock);
@@ -145,6 +149,7 @@ static int wp_evd_free(void *pevd)
 	}
 	pthread_mutex_unlock(&lock);
 	close(e->doorbell);
+	pthread_mutex_destroy(&e->poll_lock);
 	free(e);
 	return 0;
 }
@@ -159,18 +164,20 @@ static int wp_evd_progress(void *pevd)
 	atomic_fetch_add(&e->progress_calls, 1);
 	if (read(e->doorbell, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return RAPT_EIO;
+	pthread_mutex_lock(&e->poll_lock);
 	n = atomic_exchange(&e->pending, 0);
-	if (!n)
-		return 0;
-	pthread_mutex_lock(&lock);
-	e->last_pusher = pthread_self();
-	pthread_mutex_unlock(&lock);
+	if (n) {
+		pthread_mutex_lock(&lock);
+		e->last_pusher = pthread_self();
+		pthread_mutex_unlock(&lock);
+	}
 	while (n--) {
 		ev.u.dto.cookie = atomic_fetch_add(&e->next_cookie, 1);
 		ev.u.dto.status = RAPT_DTO_SUCCESS;
 		rapt_prov_evd_push(e->cevd, &ev);
 		atomic_fetch_add(&e->pushed, 1);
 	}
+	pthread_mutex_unlock(&e->poll_lock);
 	return 0;
 }
 
