@@ -115,6 +115,28 @@ median() {
 		else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# cpu_busy: the CPU time counters of /proc/stat, "busy total"
+cpu_busy() {
+	awk '$1 == "cpu" { t = 0; for (i = 2; i <= NF; i++) t += $i;
+		print t - $5 - $6, t; exit }' /proc/stat
+}
+
+# perf_quiet: wait (up to 5 s) until the VM's CPUs were at least 90 %
+# idle over 0.3 s, so that what an earlier test left running (a peer's
+# teardown, siw's or rxe's kernel work) does not land in one program of
+# a pair and not the other.  Says so if the VM never got quiet.
+perf_quiet() {
+	local i a b
+	for i in $(seq 16); do
+		a=$(cpu_busy)
+		sleep 0.3
+		b=$(cpu_busy)
+		echo "$a $b" | awk '{ exit !(($4 - $2) > 0 &&
+			($3 - $1) * 10 <= ($4 - $2)) }' && return 0
+	done
+	info "perf: the VM stayed busy for 5 s before $1"
+}
+
 # perf_run NAME "SERVER" "CLIENT" OUT PORTOPT [AGAIN]: one run, the
 # client's output in OUT; PORTOPT names the port option (rapt_perf -P,
 # perftest -p).  AGAIN=1 (perftest, the reference, not what is tested):
@@ -122,6 +144,7 @@ median() {
 perf_run() {
 	local name=$1 srv=$2 cli=$3 out=$4 po=$5 again=${6:-0} spid rc=0
 	PERF_PORT=$((PERF_PORT + 1))
+	perf_quiet "$name"
 	timeout 120 $PERF_IN $srv $po $PERF_PORT > /tmp/$name.srv 2>&1 &
 	spid=$!
 	wait_for /tmp/$name.srv $PERF_READY:$PERF_PORT $spid
