@@ -113,7 +113,7 @@ const char *vb_wc_status_str(int status)
  *
  * Return: completions found.
  */
-int vb_cq_poll(struct vb_evd *evd)
+static inline __attribute__((always_inline)) int cq_poll(struct vb_evd *evd)
 {
 	struct ibv_wc wc[VB_POLL_BATCH];
 	int i, n, total = 0;
@@ -127,9 +127,14 @@ int vb_cq_poll(struct vb_evd *evd)
 			total += n;
 	} while (n == VB_POLL_BATCH);
 	rapt_unlock(&evd->poll_lock);
-	if (n < 0)
+	if (vb_unlikely(n < 0))
 		vb_err("%s: ibv_poll_cq: %d", evd->ia->dev, n);
 	return total;
+}
+
+int vb_cq_poll(struct vb_evd *evd)
+{
+	return cq_poll(evd);
 }
 
 /* Take up to @max events the completion channel has (it is
@@ -481,7 +486,8 @@ int vb_evd_progress(void *pevd)
 			rapt_engine_lease(ia->eng);
 		if (armed)
 			channel_drain(evd);
-		vb_cq_poll(evd);
+		/* Inline: the busy-poll path makes one call fewer. */
+		cq_poll(evd);
 	}
 	/* CM events reach the EVD from the engine thread anyway; a consumer
 	 * that busy-polls for them runs a pass now and then itself, and one

@@ -187,17 +187,19 @@ static void ep_hold(struct vb_ep *ep, struct rapt_core_evd *cevd,
 /* Completions                                                         */
 /* ------------------------------------------------------------------ */
 
-static void dto_fill(struct vb_ep *ep, const struct ibv_wc *wc, uint32_t op,
-		     uint64_t cookie, struct rapt_event *ev)
+static inline void dto_fill(struct vb_ep *ep, const struct ibv_wc *wc,
+			    uint32_t op, uint64_t cookie,
+			    struct rapt_event *ev)
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->type = RAPT_EV_DTO;
 	ev->u.dto.ep = ep->handle;
 	ev->u.dto.cookie = cookie;
 	ev->u.dto.op = op;
-	ev->u.dto.status = vb_wc_status(wc->status);
-	if (wc->status != IBV_WC_SUCCESS)
+	if (vb_unlikely(wc->status != IBV_WC_SUCCESS)) {
+		ev->u.dto.status = vb_wc_status(wc->status);
 		ev->u.dto.prov_status = rapt_prov_status_wc(wc->status);
+	}
 }
 
 /* Whether sequence @seq of a ring whose oldest live entry is @head was
@@ -208,7 +210,7 @@ static bool seq_old(uint32_t seq, uint32_t head)
 }
 
 /* A receive's event, of the EP's ring or of its SRQ's. */
-static void recv_fill(struct vb_ep *ep, const struct ibv_wc *wc,
+static inline void recv_fill(struct vb_ep *ep, const struct ibv_wc *wc,
 		      uint64_t cookie, struct rapt_event *ev)
 {
 	dto_fill(ep, wc, RAPT_OP_RECV, cookie, ev);

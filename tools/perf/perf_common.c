@@ -219,15 +219,6 @@ int perf_region(struct perf_side *s, uint64_t len)
 	return 0;
 }
 
-struct rapt_sge perf_sge(const struct perf_side *s, const void *p,
-			 uint64_t len)
-{
-	struct rapt_sge sge = { (uint64_t)(uintptr_t)p, (uint32_t)len,
-				s->data_info.lkey };
-
-	return sge;
-}
-
 /* ------------------------------------------------------------------ */
 /* Waiting                                                             */
 /* ------------------------------------------------------------------ */
@@ -566,6 +557,26 @@ int perf_next_event(struct perf_side *s, struct rapt_event *ev, bool *ctl)
 int perf_next_data(struct perf_side *s, struct rapt_event *ev)
 {
 	return perf_next_data_wait(s, ev, perf_stall_us());
+}
+
+/*
+ * The rest of perf_next_dto(): @ret and *@ev are what its polls got (an
+ * event that is not a successful completion of the data EP, an error, or
+ * RAPT_EAGAIN after PERF_SPIN_FAST polls).
+ */
+int perf_next_data_from(struct perf_side *s, struct rapt_event *ev, int ret)
+{
+	int err;
+
+	if (ret == RAPT_EAGAIN)
+		return perf_next_data(s, ev);
+	if (ret)
+		return ret;
+	if (!perf_ctl_event(s, ev, &err))
+		return 0;
+	if (err)
+		return err;
+	return perf_next_data(s, ev);
 }
 
 /* The same, waiting up to @timeout_us (PERF_PHASE_WAIT: no bound). */

@@ -93,9 +93,9 @@ static int wait_op(struct perf_side *s, uint32_t op, uint32_t *out,
 	int ret;
 
 	for (;;) {
-		ret = perf_next_data(s, ev);
+		ret = perf_next_dto(s, ev);
 		if (!ret)
-			ret = perf_dto_ok(ev, "data transfer");
+			ret = perf_dto_check(ev, "data transfer");
 		if (ret)
 			return ret;
 		if (ev->u.dto.op == op)
@@ -236,7 +236,8 @@ static void record(const struct perf_side *s, struct lat_run *r,
 
 	if (i >= r->warmup)
 		r->ns[i - r->warmup] = t1 - t0;
-	perf_progress(s->o, r->what, i + 1, r->total);
+	if (s->o->progress)
+		perf_progress(s->o, r->what, i + 1, r->total);
 }
 
 static int send_one(struct perf_side *s, struct lat_run *r, uint64_t i)
@@ -256,9 +257,9 @@ static int send_one(struct perf_side *s, struct lat_run *r, uint64_t i)
 	t0 = perf_now_ns();
 	ret = post_send(s, outb, r->size, sig);
 	while (!ret && (!got_recv || !got_send)) {
-		ret = perf_next_data(s, &ev);
+		ret = perf_next_dto(s, &ev);
 		if (!ret)
-			ret = perf_dto_ok(&ev, "ping-pong");
+			ret = perf_dto_check(&ev, "ping-pong");
 		if (!ret && ev.u.dto.op == RAPT_OP_RECV)
 			got_recv = true;
 		else if (!ret)
@@ -355,9 +356,9 @@ static int mw_one(struct perf_side *s, struct lat_run *r, uint64_t i)
 	memcpy(slot1 + MW_MSG_OFF, &m, sizeof(m));
 	ret = post_send(s, slot1 + MW_MSG_OFF, sizeof(m), true);
 	while (!ret && got != 7) {
-		ret = perf_next_data(s, &ev);
+		ret = perf_next_dto(s, &ev);
 		if (!ret)
-			ret = perf_dto_ok(&ev, "bind and invalidate");
+			ret = perf_dto_check(&ev, "bind and invalidate");
 		if (ret)
 			break;
 		got |= ev.u.dto.op == RAPT_OP_RECV ? 1u :
