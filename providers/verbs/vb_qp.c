@@ -436,32 +436,6 @@ static int post_failed(struct vb_ep *ep, const char *what, int err)
 	return err == ENOMEM ? RAPT_ENOSPC : rapt_errno_status(err);
 }
 
-/**
- * vb_recv_wr - fill a receive work request (wr_id aside)
- * @wr: the request
- * @sgl: its SGEs, rapt's laid out as verbs' (@nsge of them)
- * @nsge: may be 0
- * @zero: room for the SGE of a receive without SGEs, which some drivers
- *        (siw) refuse: one of length 0 at @buf, registered as @mr
- * @buf: registered memory
- * @mr: its registration
- */
-void vb_recv_wr(struct ibv_recv_wr *wr, const struct rapt_sge *sgl,
-		uint32_t nsge, struct ibv_sge *zero, void *buf,
-		const struct ibv_mr *mr)
-{
-	wr->next = NULL;
-	wr->sg_list = (struct ibv_sge *)sgl;
-	wr->num_sge = (int)nsge;
-	if (!nsge) {
-		zero->addr = (uintptr_t)buf;
-		zero->length = 0;
-		zero->lkey = mr->lkey;
-		wr->sg_list = zero;
-		wr->num_sge = 1;
-	}
-}
-
 int vb_post_recv(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
 		 uint64_t cookie)
 {

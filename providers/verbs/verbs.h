@@ -614,9 +614,35 @@ int vb_qp_to_init(struct vb_ep *ep, struct ibv_qp_attr *qa, int mask);
  * success ep->qp is it and the old one is the caller's. */
 int vb_qp_create(struct vb_ep *ep, const struct rapt_ep_attr *a);
 
-void vb_recv_wr(struct ibv_recv_wr *wr, const struct rapt_sge *sgl,
-		uint32_t nsge, struct ibv_sge *zero, void *buf,
-		const struct ibv_mr *mr);
+/**
+ * vb_recv_wr - fill a receive work request (wr_id aside)
+ * @wr: the request
+ * @sgl: its SGEs, rapt's laid out as verbs' (@nsge of them)
+ * @nsge: may be 0
+ * @zero: room for the SGE of a receive without SGEs, which some drivers
+ *        (siw) refuse: one of length 0 at @buf, registered as @mr
+ * @buf: registered memory
+ * @mr: its registration
+ *
+ * Inline: it is on every receive post.
+ */
+static inline void vb_recv_wr(struct ibv_recv_wr *wr,
+			      const struct rapt_sge *sgl, uint32_t nsge,
+			      struct ibv_sge *zero, void *buf,
+			      const struct ibv_mr *mr)
+{
+	wr->next = NULL;
+	wr->sg_list = (struct ibv_sge *)sgl;
+	wr->num_sge = (int)nsge;
+	if (!nsge) {
+		zero->addr = (uintptr_t)buf;
+		zero->length = 0;
+		zero->lkey = mr->lkey;
+		wr->sg_list = zero;
+		wr->num_sge = 1;
+	}
+}
+
 int vb_ep_post_done(struct vb_ep *ep, uint8_t op, uint64_t cookie,
 		    uint32_t flags);
 

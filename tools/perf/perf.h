@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <rapt/rapt.h>
 
@@ -223,7 +224,6 @@ struct perf_side {
 };
 
 /* perf_common.c */
-uint64_t perf_now_ns(void);
 bool perf_can_merge(const struct rapt_ia_attr *a, uint32_t want);
 const char *perf_reason_name(uint32_t reason);
 int perf_fail(int ret, const char *what);
@@ -268,6 +268,15 @@ int perf_count_fds(void);
  * and return of the tool's own costs some 20 ns of a round trip, so the
  * measuring loop keeps its calls to rapt's.
  */
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+static inline uint64_t perf_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* An SGE of the data region. */
 static inline struct rapt_sge perf_sge(const struct perf_side *s,

@@ -24,14 +24,6 @@
 #define CTL_SEND_COOKIE	0x10000u
 #define SPIN_CHECK	1024
 
-uint64_t perf_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Report a failed rapt call once, with the library's detail. */
 int perf_fail(int ret, const char *what)
 {
