@@ -551,26 +551,6 @@ int perf_next_data(struct perf_side *s, struct rapt_event *ev)
 	return perf_next_data_wait(s, ev, perf_stall_us());
 }
 
-/*
- * The rest of perf_next_dto(): @ret and *@ev are what its polls got (an
- * event that is not a successful completion of the data EP, an error, or
- * RAPT_EAGAIN after PERF_SPIN_FAST polls).
- */
-int perf_next_data_from(struct perf_side *s, struct rapt_event *ev, int ret)
-{
-	int err;
-
-	if (ret == RAPT_EAGAIN)
-		return perf_next_data(s, ev);
-	if (ret)
-		return ret;
-	if (!perf_ctl_event(s, ev, &err))
-		return 0;
-	if (err)
-		return err;
-	return perf_next_data(s, ev);
-}
-
 /* The same, waiting up to @timeout_us (PERF_PHASE_WAIT: no bound). */
 int perf_next_data_wait(struct perf_side *s, struct rapt_event *ev,
 			int64_t timeout_us)
@@ -588,6 +568,23 @@ int perf_next_data_wait(struct perf_side *s, struct rapt_event *ev,
 		if (err)
 			return err;
 	}
+}
+
+/*
+ * The rest of perf_next_dto(): @ret and *@ev are what its polls got (an
+ * event that is not a successful completion of the data EP, an error, or
+ * RAPT_EAGAIN after PERF_SPIN_FAST polls).
+ */
+int perf_next_data_from(struct perf_side *s, struct rapt_event *ev, int ret)
+{
+	int err;
+
+	if (!ret && perf_ctl_event(s, ev, &err)) {
+		if (err)
+			return err;
+		ret = RAPT_EAGAIN;
+	}
+	return ret == RAPT_EAGAIN ? perf_next_data(s, ev) : ret;
 }
 
 static int ctl_make_room(struct perf_side *s)
