@@ -107,6 +107,26 @@ PERF_BW_ITERS=2000
 # (perftest's own default tx depth; rapt_perf's default is 16).
 PERF_BW_WINDOW=128
 
+# The two device pairs the perf pairs run on: siw across the namespace
+# veth (the servers in netns peer), rxe on the two ends of the wire veth.
+perf_on_siw() {
+	PERF_IN=$IN_PEER
+	PERF_RS="rapt_perf -S -p iwarp:siw1 --json"
+	PERF_RC="rapt_perf -c $SIW_ADDR -p iwarp:siw0 --json"
+	PERF_PT_S="-d siw1"
+	PERF_PT_C="-d siw0 $SIW_ADDR"
+	PERF_READY=peerport
+}
+
+perf_on_rxe() {
+	PERF_IN=
+	PERF_RS="rapt_perf -S -p ib:rxe2 --json"
+	PERF_RC="rapt_perf -c $RXE_WIRE_PEER_ADDR -p ib:rxe1 --json"
+	PERF_PT_S="-d rxe2"
+	PERF_PT_C="-d rxe1 $RXE_WIRE_PEER_ADDR"
+	PERF_READY=cmport
+}
+
 # median of the numbers on stdin
 median() {
 	sort -n | awk '{ v[NR] = $1 } END {

@@ -185,12 +185,7 @@ ib_conf() {
 }
 
 ib_perf() {
-	PERF_IN=
-	PERF_RS="rapt_perf -S -p ib:rxe2 --json"
-	PERF_RC="rapt_perf -c $RXE_WIRE_PEER_ADDR -p ib:rxe1 --json"
-	PERF_PT_S="-d rxe2"
-	PERF_PT_C="-d rxe1 $RXE_WIRE_PEER_ADDR"
-	PERF_READY=cmport
+	perf_on_rxe
 	perf_pair_lat send_lat_ib "lat_send --unsignaled" ib_send_lat 1
 	perf_pair_lat read_lat_ib lat_read ib_read_lat 0
 	perf_pair_bw write_bw_ib

@@ -21,12 +21,7 @@
 #
 # shellcheck shell=sh
 
-PERF_IN=$IN_PEER
-PERF_RS="rapt_perf -S -p iwarp:siw1 --json"
-PERF_RC="rapt_perf -c $SIW_ADDR -p iwarp:siw0 --json"
-PERF_PT_S="-d siw1"
-PERF_PT_C="-d siw0 $SIW_ADDR"
-PERF_READY=peerport
+perf_on_siw
 
 info "perf: clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 # --unsignaled: one send in 16 signalled, the round trip ends with the

@@ -21,21 +21,19 @@
 # valgrind.bin.)
 #
 # shellcheck shell=sh
-PERF_IN=
-PERF_READY=cmport
+perf_on_rxe
 CG="taskset -c 0 valgrind.bin --tool=callgrind"
-perf_run cg_rapt "taskset -c 1 rapt_perf -S -p ib:rxe2 --json" \
-	"$CG --callgrind-out-file=/tmp/cg.rapt rapt_perf -c $RXE_WIRE_PEER_ADDR -p ib:rxe1 --json -t lat_read -s 8 -n 2000" \
-	/tmp/cg_rapt.out -P
-perf_run cg_pt "taskset -c 1 ib_read_lat -R -d rxe2 -s 8 -n 2000" \
-	"$CG --callgrind-out-file=/tmp/cg.pt ib_read_lat -R -d rxe1 $RXE_WIRE_PEER_ADDR -s 8 -n 2000" \
-	/tmp/cg_pt.out -p
-perf_run cg_rapts "taskset -c 1 rapt_perf -S -p ib:rxe2 --json" \
-	"$CG --callgrind-out-file=/tmp/cg.rapts rapt_perf -c $RXE_WIRE_PEER_ADDR -p ib:rxe1 --json -t lat_send --unsignaled -s 8 -n 2000" \
-	/tmp/cg_rapts.out -P
-perf_run cg_pts "taskset -c 1 ib_send_lat -R -d rxe2 -s 8 -n 2000" \
-	"$CG --callgrind-out-file=/tmp/cg.pts ib_send_lat -R -d rxe1 $RXE_WIRE_PEER_ADDR -s 8 -n 2000" \
-	/tmp/cg_pts.out -p
+# cg NAME "SERVER" "CLIENT ARGS" PORTOPT: the client under callgrind, its
+# profile in /tmp/cg.NAME
+cg() {
+	perf_run cg_$1 "taskset -c 1 $2" \
+		"$CG --callgrind-out-file=/tmp/cg.$1 $3 -s 8 -n 2000" \
+		/tmp/cg_$1.out $4
+}
+cg rapt "$PERF_RS" "$PERF_RC -t lat_read" -P
+cg pt "ib_read_lat -R $PERF_PT_S -s 8 -n 2000" "ib_read_lat -R $PERF_PT_C" -p
+cg rapts "$PERF_RS" "$PERF_RC -t lat_send --unsignaled" -P
+cg pts "ib_send_lat -R $PERF_PT_S -s 8 -n 2000" "ib_send_lat -R $PERF_PT_C" -p
 for f in rapt pt rapts pts; do
 	[ -f /tmp/cg.$f ] && info "CGDATA $f $(gzip -9 < /tmp/cg.$f | base64 -w0)"
 done

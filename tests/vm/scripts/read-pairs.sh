@@ -12,17 +12,7 @@
 #
 # shellcheck shell=sh
 PERF_ROUNDS=7
-PERF_IN=$IN_PEER
-PERF_RS="rapt_perf -S -p iwarp:siw1 --json"
-PERF_RC="rapt_perf -c $SIW_ADDR -p iwarp:siw0 --json"
-PERF_PT_S="-d siw1"
-PERF_PT_C="-d siw0 $SIW_ADDR"
-PERF_READY=peerport
+perf_on_siw
 perf_pair_lat siw_read lat_read ib_read_lat 0
-PERF_IN=
-PERF_RS="rapt_perf -S -p ib:rxe2 --json"
-PERF_RC="rapt_perf -c $RXE_WIRE_PEER_ADDR -p ib:rxe1 --json"
-PERF_PT_S="-d rxe2"
-PERF_PT_C="-d rxe1 $RXE_WIRE_PEER_ADDR"
-PERF_READY=cmport
+perf_on_rxe
 perf_pair_lat rxe_read lat_read ib_read_lat 0
