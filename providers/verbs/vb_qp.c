@@ -473,9 +473,9 @@ again:
 	return err ? post_failed(ep, "ibv_post_recv", err) : 0;
 }
 
-static int send_flags(uint32_t flags)
+static unsigned int send_flags(uint32_t flags)
 {
-	int f = IBV_SEND_SIGNALED;
+	unsigned int f = IBV_SEND_SIGNALED;
 
 	if (flags & RAPT_POST_SOLICITED)
 		f |= IBV_SEND_SOLICITED;
@@ -650,7 +650,7 @@ int vb_post_send(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
 	struct ibv_send_wr wr = {
 		.sg_list = (struct ibv_sge *)sgl,
 		.num_sge = (int)nsge,
-		.send_flags = (unsigned int)send_flags(flags),
+		.send_flags = send_flags(flags),
 	};
 	struct vb_swr e;
 
@@ -672,7 +672,7 @@ int vb_post_write(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
 		.sg_list = (struct ibv_sge *)sgl,
 		.num_sge = (int)nsge,
 		.opcode = IBV_WR_RDMA_WRITE,
-		.send_flags = (unsigned int)send_flags(flags),
+		.send_flags = send_flags(flags),
 		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
 	};
 	struct vb_swr e;
