@@ -223,6 +223,11 @@ struct perf_side {
 	int announce_fd;		/* server: where to tell the sid */
 };
 
+/* A busy-polling wait reads the clock (its deadline) once in this many
+ * polls, and perf_next_dto() polls this often before it leaves the wait
+ * to perf_next_data(). */
+#define PERF_SPIN_CHECK	1024u
+
 /* perf_common.c */
 bool perf_can_merge(const struct rapt_ia_attr *a, uint32_t want);
 const char *perf_reason_name(uint32_t reason);
@@ -238,9 +243,6 @@ int perf_wait_any(struct perf_side *s, struct rapt_event *ev,
 int64_t perf_stall_us(void);
 int perf_next_data(struct perf_side *s, struct rapt_event *ev);
 int perf_next_data_from(struct perf_side *s, struct rapt_event *ev, int ret);
-/* Polls perf_next_dto() makes before it leaves the wait to perf_next_data()
- * (which reads the clock for its deadline). */
-#define PERF_SPIN_FAST	1024u
 int perf_next_data_wait(struct perf_side *s, struct rapt_event *ev,
 			int64_t timeout_us);
 int perf_next_event(struct perf_side *s, struct rapt_event *ev, bool *ctl);
@@ -310,7 +312,7 @@ static inline int perf_next_dto(struct perf_side *s, struct rapt_event *ev)
 
 	if (s->mode != PERF_MODE_POLL)
 		return perf_next_data(s, ev);
-	for (n = 0; n < PERF_SPIN_FAST && ret == RAPT_EAGAIN; n++)
+	for (n = 0; n < PERF_SPIN_CHECK && ret == RAPT_EAGAIN; n++)
 		ret = rapt_evd_dequeue(s->dto_evd, ev);
 	if (!ret && ev->type == RAPT_EV_DTO && ev->u.dto.ep == s->data_ep &&
 	    ev->u.dto.status == RAPT_DTO_SUCCESS)

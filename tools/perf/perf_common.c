@@ -22,7 +22,6 @@
 
 #define SESSION_QLEN	4096
 #define CTL_SEND_COOKIE	0x10000u
-#define SPIN_CHECK	1024
 
 /* Report a failed rapt call once, with the library's detail. */
 int perf_fail(int ret, const char *what)
@@ -220,7 +219,7 @@ int perf_region(struct perf_side *s, uint64_t len)
  * @end: 0 before the first look (then set to now + @timeout_us)
  * @timeout_us: the wait's timeout
  *
- * A wait that ends within SPIN_CHECK polls reads no clock at all: where
+ * A wait that ends within PERF_SPIN_CHECK polls reads no clock at all: where
  * the clock is an emulated device (hpet under TCG, tests/vm) a read costs
  * microseconds, more than the round trip being measured gains.
  */
@@ -246,7 +245,7 @@ static int spin(struct rapt_evd *evd, struct rapt_event *ev,
 		ret = rapt_evd_dequeue(evd, ev);
 		if (ret != RAPT_EAGAIN)
 			return ret;
-		if (++n % SPIN_CHECK == 0 && timeout_us >= 0 &&
+		if (++n % PERF_SPIN_CHECK == 0 && timeout_us >= 0 &&
 		    deadline_passed(&end, timeout_us))
 			return RAPT_ETIMEDOUT;
 	}
@@ -573,7 +572,7 @@ int perf_next_data_wait(struct perf_side *s, struct rapt_event *ev,
 /*
  * The rest of perf_next_dto(): @ret and *@ev are what its polls got (an
  * event that is not a successful completion of the data EP, an error, or
- * RAPT_EAGAIN after PERF_SPIN_FAST polls).
+ * RAPT_EAGAIN after PERF_SPIN_CHECK polls).
  */
 int perf_next_data_from(struct perf_side *s, struct rapt_event *ev, int ret)
 {
