@@ -22,8 +22,8 @@
  *   lock, so every event goes to exactly one thread, a later arrival never
  *   steals a woken waiter's event, and no wakeup is lost.
  *
- * Two locks.  evd->rlock, a small futex lock of the core's own (no libc
- * call when uncontended), guards the ring and the flags a push must see.
+ * Two locks.  evd->rlock, a futex-word rapt_lock (no libc call when
+ * uncontended), guards the ring and the flags a push must see.
  * evd->lock, a pthread mutex, serialises the slow paths: waiters (their
  * condition variables need it), the fd, overflow and freeing.  Whoever
  * needs both takes evd->lock first.  The waiter list and evd->armed change
@@ -87,8 +87,8 @@ struct rapt_core_evd {
 	uint32_t qlen;
 	uint32_t streams;
 
-	/* Guarded by rlock (0 free, 1 held, 2 held with sleepers). */
-	_Atomic uint32_t rlock;
+	/* Guarded by rlock. */
+	struct rapt_lock rlock;
 	uint32_t room;			/* qlen, or 0 if a push must signal */
 	uint32_t mask;			/* ring slots - 1 */
 	struct rapt_event *ring;	/* > qlen slots, evd fields preset */
@@ -166,53 +166,28 @@ static inline void evd_progress(struct rapt_core_evd *evd)
 /* rlock: a futex lock (0 free, 1 held, 2 held and maybe sleepers)     */
 /* ------------------------------------------------------------------ */
 
-/* The contended halves are the provider toolkit's rapt_lock_wait() and
- * rapt_lock_wake() (providers/util/lock.c, compiled into librapt too);
- * the fast paths below are the core's own, shaped for tail calls. */
-static void __attribute__((noinline)) rlock_slow(_Atomic uint32_t *l)
-{
-	rapt_lock_wait(l);
-}
-
-/* Unlock with sleepers; returns @ret so that callers can tail-call it. */
-static int __attribute__((noinline)) runlock_wake(struct rapt_core_evd *evd,
-						  int ret)
-{
-	atomic_store_explicit(&evd->rlock, 0, memory_order_release);
-	rapt_lock_wake(&evd->rlock);
-	return ret;
-}
-
+/* The provider toolkit's rapt_lock (<rapt/provider_util.h>), whose
+ * contended half providers/util/lock.c also compiles into librapt. */
 static inline bool evd_rlock_try(struct rapt_core_evd *evd)
 {
-	uint32_t c = 0;
-
-	return rapt_likely(atomic_compare_exchange_strong_explicit(
-				&evd->rlock, &c, 1, memory_order_acquire,
-				memory_order_relaxed));
+	return rapt_lock_try(&evd->rlock);
 }
 
 static inline void evd_rlock(struct rapt_core_evd *evd)
 {
-	if (!evd_rlock_try(evd))
-		rlock_slow(&evd->rlock);
+	rapt_lock(&evd->rlock);
 }
 
-/*
- * Unlock and return @ret.  The hot paths end with it, so that the
- * contended case is a tail call and they need no stack frame.
- */
+/* Unlock and return @ret (the hot paths end with it). */
 static inline int evd_runlock_ret(struct rapt_core_evd *evd, int ret)
 {
-	if (rapt_unlikely(atomic_fetch_sub_explicit(&evd->rlock, 1,
-						    memory_order_release) != 1))
-		return runlock_wake(evd, ret);
+	rapt_unlock(&evd->rlock);
 	return ret;
 }
 
 static inline void evd_runlock(struct rapt_core_evd *evd)
 {
-	(void)evd_runlock_ret(evd, 0);
+	rapt_unlock(&evd->rlock);
 }
 
 /* Both locks, for the slow paths. */
@@ -561,7 +536,7 @@ static inline int evd_push_rlocked(struct rapt_core_evd *evd,
 static int __attribute__((noinline))
 evd_push_contended(struct rapt_core_evd *evd, const struct rapt_event *ev)
 {
-	rlock_slow(&evd->rlock);
+	rapt_lock_wait(&evd->rlock.word);
 	return evd_push_rlocked(evd, ev);
 }
 
@@ -744,6 +719,7 @@ static struct rapt_core_evd *evd_alloc(const struct rapt_core_ia *ia,
 		return NULL;
 	}
 	evd->ops = ops;
+	rapt_lock_init(&evd->rlock);
 	evd->progress = provider_progress(ia);
 	evd->wait_done = provider_wait_done(ia);
 	evd->qlen = qlen;

@@ -791,6 +791,25 @@ static void *lock_worker(void *arg)
 	return NULL;
 }
 
+/* A try takes a free lock and only a free one, held or marked. */
+static void test_lock_try(void)
+{
+	struct rapt_lock l;
+
+	rapt_lock_init(&l);
+	CU_ASSERT_TRUE(rapt_lock_try(&l));
+	CU_ASSERT_EQUAL(atomic_load(&l.word), 1);
+	CU_ASSERT_FALSE(rapt_lock_try(&l));
+	rapt_unlock(&l);
+	CU_ASSERT_EQUAL(atomic_load(&l.word), 0);
+	atomic_store(&l.word, 2);	/* held, a sleeper behind it */
+	CU_ASSERT_FALSE(rapt_lock_try(&l));
+	CU_ASSERT_EQUAL(atomic_load(&l.word), 2);
+	rapt_unlock(&l);		/* wakes nobody: there is none */
+	CU_ASSERT_TRUE(rapt_lock_try(&l));
+	rapt_unlock(&l);
+}
+
 /* Every increment under the lock counts; a holder that keeps it long
  * sends the others to sleep on the futex (the word says 2), and its
  * unlock wakes them. */
@@ -821,6 +840,7 @@ static void test_lock_counts(void)
 }
 
 static const struct test_case lock_cases[] = {
+	{ "try takes a free lock only", test_lock_try },
 	{ "counts under contention, sleepers woken", test_lock_counts },
 	{ NULL, NULL },
 };

@@ -556,13 +556,19 @@ static inline void rapt_lock_init(struct rapt_lock *l)
 	atomic_init(&l->word, 0);
 }
 
-static inline void rapt_lock(struct rapt_lock *l)
+/* Take the lock if it is free; true if taken. */
+static inline bool rapt_lock_try(struct rapt_lock *l)
 {
 	uint32_t c = 0;
 
-	if (__builtin_expect(!atomic_compare_exchange_strong_explicit(
+	return __builtin_expect(atomic_compare_exchange_strong_explicit(
 			&l->word, &c, 1, memory_order_acquire,
-			memory_order_relaxed), 0))
+			memory_order_relaxed), 1);
+}
+
+static inline void rapt_lock(struct rapt_lock *l)
+{
+	if (__builtin_expect(!rapt_lock_try(l), 0))
 		rapt_lock_wait(&l->word);
 }
 
