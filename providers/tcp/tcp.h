@@ -20,6 +20,7 @@
  *   tcp_cm.c      cr_accept/cr_reject: request ids, the consumer's
  *                 decisions
  *   tcp_park.c    parking the EPs a consumer busy-polls
+ *   tcp_cork.c    TCP_CORK while the consumer streams large messages
  *   tcp_sock.c    addresses and socket helpers of the CM
  *   tcp_mem.c     the STag table: LMR registration, key and bounds checks
  *   tcp_srq.c     shared receive queues: the ring, the take of a receive
@@ -110,6 +111,7 @@ struct tcp_ia {
 	uint64_t rtr_settle_ns;		/* RAPT_TCP_RTR_SETTLE_MS */
 	uint32_t nep;
 	_Atomic uint32_t nparked;	/* EPs parked (tcp_park.c) */
+	_Atomic uint32_t ncorked;	/* EPs corked (tcp_cork.c) */
 	_Atomic uint32_t nhandshake;	/* EPs waiting for the peer's step
 					 * of a handshake (tcp_conn.c) */
 	struct rapt_list late;		/* held closes (tcp_late.c), under
@@ -350,6 +352,12 @@ struct tcp_ep {
 	bool parked;			/* tcp_park.c: EPOLLIN off while a
 					 * consumer spins on an EVD of ours */
 	struct rapt_timer park;		/* tcp_park.c: re-checks a parked EP */
+	_Atomic bool corked;		/* tcp_cork.c: TCP_CORK is on */
+	bool cork_streak;		/* tcp_cork.c: a large batch went out
+					 * since the last push */
+	uint32_t cork_writes, cork_seen; /* tcp_cork.c: large batches
+					 * written, and at the timer's look */
+	struct rapt_timer cork;		/* tcp_cork.c: uncorks at the latest */
 	struct tcp_cap *cap;		/* tcp_capture.c: NULL unless
 					 * RAPT_TCP_CAPTURE is set */
 };
@@ -450,6 +458,37 @@ void tcp_tx_progress(struct tcp_ep *ep);
 void tcp_tx_terminate(struct tcp_ep *ep, const struct tcp_term *t);
 bool tcp_tx_idle(struct tcp_ep *ep);
 bool tcp_tx_at_fpdu_end(const struct tcp_ep *ep);
+
+/* tcp_cork.c: TCP_CORK while the consumer streams large messages; with
+ * ep->lock held.  A batch of at least TCP_CORK_MIN bytes is large: one
+ * size-goal unit (GSO/TSO) or more, so its tail is a segment of its own. */
+#define TCP_CORK_MIN		65536u
+bool tcp_cork_large(struct tcp_ep *ep);
+void tcp_cork_off(struct tcp_ep *ep);
+void tcp_cork_push(struct tcp_ep *ep);
+void tcp_cork_fire(struct rapt_timer *t);
+void tcp_cork_end(struct tcp_ep *ep, bool send);
+
+/* Before the last batch of a transmit pass, of @len bytes, is written:
+ * whether it is large (for tcp_cork_written()); may cork the socket. */
+static inline bool tcp_cork_write(struct tcp_ep *ep, size_t len)
+{
+	return len >= TCP_CORK_MIN && tcp_cork_large(ep);
+}
+
+/* That batch is in the socket: one that is not large goes at once. */
+static inline void tcp_cork_written(struct tcp_ep *ep, bool large)
+{
+	if (!large && atomic_load_explicit(&ep->corked, memory_order_relaxed))
+		tcp_cork_off(ep);
+}
+
+/* The consumer looked at an EVD of @ep and found nothing for it. */
+static inline void tcp_cork_idle(struct tcp_ep *ep)
+{
+	if (ep->cork_streak)
+		tcp_cork_push(ep);
+}
 
 /* tcp_rx.c: read and process what the socket has; with ep->lock held.
  * Returns the number of events pushed (>= 0). */

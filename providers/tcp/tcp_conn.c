@@ -77,6 +77,8 @@ void tcp_ep_set_state(struct tcp_ep *ep, enum tcp_ep_state state)
 
 	if (TCP_CHECK_STATES && !ep_transition_ok(ep->state, state))
 		tcp_err("EP %p: state %d -> %d", (void *)ep, ep->state, state);
+	if (ep->state == TCP_EP_RTS && state != TCP_EP_RTS)
+		tcp_cork_push(ep);	/* no more corks: push the last */
 	ep->state = state;
 	if (is && !was)
 		atomic_fetch_add(&ep->ia->nhandshake, 1);
@@ -272,6 +274,7 @@ static bool cm_close_late(struct tcp_ep *ep, bool abort)
 /* Take the socket off the engine and close it (RST if @abort). */
 void tcp_cm_close(struct tcp_ep *ep, bool abort)
 {
+	tcp_cork_end(ep, !abort);	/* a held FIN may go much later */
 	/* Or the socket is tcp_late.c's now, with the FIN or RST: the EP
 	 * is left without one. */
 	if (cm_close_late(ep, abort))

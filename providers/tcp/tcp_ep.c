@@ -85,6 +85,7 @@ static struct tcp_ep *ep_alloc(struct tcp_ia *ia, struct rapt_core_ep *cep,
 	ep->io.handler = tcp_ep_io;
 	rapt_timer_init(&ep->timer, tcp_ep_timeout);
 	rapt_timer_init(&ep->park, tcp_ep_park_check);
+	rapt_timer_init(&ep->cork, tcp_cork_fire);
 	tcp_ep_set_state(ep, TCP_EP_IDLE);
 	pthread_mutex_init(&ep->lock, NULL);
 	return ep;

@@ -524,7 +524,8 @@ static int tcp_evd_progress(void *pevd)
 		if (evd->cursor >= evd->neps)
 			evd->cursor = 0;
 		ep = evd->eps[evd->cursor++];
-		if (ep_skip_idle(ep))
+		if (ep_skip_idle(ep) &&
+		    !atomic_load_explicit(&ep->corked, memory_order_relaxed))
 			continue;
 		if (pthread_mutex_trylock(&ep->lock))
 			continue;
@@ -534,6 +535,10 @@ static int tcp_evd_progress(void *pevd)
 			r = tcp_rx_progress(ep);
 			ep_note_idle(ep, r);
 			got += r > 0;
+			/* The consumer found nothing here: it is not about
+			 * to write more, so a corked tail goes now. */
+			if (!r)
+				tcp_cork_idle(ep);
 			own++;
 			/* A send waits for room in the socket: the pass
 			 * below takes EPOLLOUT in this thread, rather than
@@ -617,6 +622,27 @@ static void evd_unspin(struct tcp_evd *evd)
 	pthread_mutex_unlock(&evd->lock);
 }
 
+/* The consumer is about to sleep: the tails its EPs corked go now
+ * (tcp_cork.c), not when the cork timer fires. */
+static void evd_uncork(struct tcp_evd *evd)
+{
+	struct tcp_ep *ep;
+	uint32_t i;
+
+	if (!atomic_load_explicit(&evd->ia->ncorked, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&evd->lock);
+	for (i = 0; i < evd->neps; i++) {
+		ep = evd->eps[i];
+		if (!atomic_load_explicit(&ep->corked, memory_order_relaxed))
+			continue;
+		pthread_mutex_lock(&ep->lock);
+		tcp_cork_push(ep);
+		pthread_mutex_unlock(&ep->lock);
+	}
+	pthread_mutex_unlock(&evd->lock);
+}
+
 /*
  * Nothing to arm: the engine's epoll set is level-triggered, so whatever
  * is ready when the consumer sleeps wakes it at once, and events pushed
@@ -627,6 +653,7 @@ static int tcp_evd_trywait(void *pevd, uint32_t how)
 	struct tcp_evd *evd = pevd;
 
 	evd_unspin(evd);
+	evd_uncork(evd);
 	if (how == RAPT_PROV_WAIT_BLOCK) {
 		rapt_engine_sleep_begin(evd->ia->eng);
 	} else {

@@ -1178,6 +1178,17 @@ static void tx_epollout(struct tcp_ep *ep, bool on)
 			 on ? "arm" : "disarm", ep->io.fd);
 }
 
+/* Bytes of the batch still to write. */
+static size_t tx_batch_left(const struct tx_batch *b)
+{
+	size_t len = 0;
+	uint32_t i;
+
+	for (i = b->iov_first; i < b->iov_n; i++)
+		len += b->iov[i].iov_len;
+	return len;
+}
+
 /* Write the pending batch: 0 (all of it), RAPT_EAGAIN, or the socket's
  * negated errno. */
 static int tx_write(struct tcp_ep *ep)
@@ -1411,6 +1422,8 @@ static bool tx_fast_send(struct tcp_ep *ep, const struct rapt_sge *sgl,
 	tx->b = &local;
 	tx->more = false;
 	*ret = tx_write(ep);
+	if (!*ret)
+		tcp_cork_written(ep, false);	/* a corked tail goes too */
 	if (*ret) {
 		*ret = tx_fast_defer(ep, sgl, nsge, cookie, flags, aux, h.msn,
 				     *ret);
@@ -1434,12 +1447,15 @@ void tcp_tx_progress(struct tcp_ep *ep)
 {
 	struct tcp_tx *tx = ep->tx;
 	struct tx_batch local;
+	bool large;
 	int ret;
 
 	while (tx_open(ep)) {
 		tx->b = tx->pending ? tx->spill : &local;
 		if (!tx->pending && !tx_build(ep))
 			break;
+		/* A stream of large batches corks the socket (tcp_cork.c). */
+		large = !tx->more && tcp_cork_write(ep, tx_batch_left(tx->b));
 		ret = tx_write(ep);
 		if (ret == RAPT_EAGAIN && tx->b == &local)
 			ret = tx_spill(tx);
@@ -1452,6 +1468,8 @@ void tcp_tx_progress(struct tcp_ep *ep)
 			return;
 		}
 		tx_batch_done(ep);
+		if (!tx->more)
+			tcp_cork_written(ep, large);
 	}
 	if (!tx_open(ep))
 		return;

@@ -930,6 +930,168 @@ static int run_rdma_big(void)
 	return conn_close(&c);
 }
 
+/*
+ * Large RDMA Writes streamed back to back cork the active socket
+ * (tcp_cork.c): the second 64 KiB write in a row turns TCP_CORK on, so
+ * that each write's 40-byte tail waits for the next write instead of
+ * leaving as a segment of its own.  What uncorks it, each checked on the
+ * socket itself (TCP_CORK as the kernel reports it): the consumer's poll
+ * that finds nothing (taking completions that are queued is no such
+ * poll), a small send, and, for a consumer that makes no call at all, the
+ * provider's timer.  A lone large write is never corked.  Every time,
+ * every byte must reach the peer, placed by its engine thread.
+ */
+#define CK_LEN		65536u
+#define CK_MAX		4
+
+static int ck_corked(int fd, int *on)
+{
+	socklen_t l = sizeof(*on);
+
+	T(!getsockopt(fd, IPPROTO_TCP, TCP_CORK, on, &l));
+	return 0;
+}
+
+/* Post @n writes of CK_LEN, seeded @seed, to the peer's first slots. */
+static int ck_post(struct conn *c, unsigned int n, unsigned int seed)
+{
+	struct rapt_sge g;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		fill(c->a.mem + (size_t)i * CK_LEN, CK_LEN, seed + i);
+		g = sge(&c->a, (size_t)i * CK_LEN, CK_LEN);
+		TOK(rapt_ep_post_write(c->a.ep, &g, 1, seed + i,
+				       c->p.mr.raddr + (size_t)i * CK_LEN,
+				       c->p.mr.rkey, 0));
+	}
+	return 0;
+}
+
+/* From a poll that finds nothing (no streak), post @n writes; TCP_CORK
+ * must then be @want. */
+static int ck_stream(struct conn *c, int fd, unsigned int n,
+		     unsigned int seed, int want)
+{
+	struct rapt_event ev;
+	int on;
+
+	T(rapt_evd_dequeue(c->a.evd, &ev) == RAPT_EAGAIN);
+	if (ck_post(c, n, seed) || ck_corked(fd, &on))
+		return -1;
+	T(on == want);
+	return 0;
+}
+
+/* Take @n write completions that are queued already: no empty poll. */
+static int ck_take(struct conn *c, unsigned int n, unsigned int seed)
+{
+	struct rapt_event ev;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		TOK(rapt_evd_dequeue(c->a.evd, &ev));
+		T(ev.type == RAPT_EV_DTO && ev.u.dto.op == RAPT_OP_RDMA_WRITE &&
+		  ev.u.dto.status == RAPT_DTO_SUCCESS &&
+		  ev.u.dto.cookie == seed + i);
+	}
+	return 0;
+}
+
+/* The peer has the @n writes: a send behind them arrives after they are
+ * placed (the receive completion orders this thread after the peer's
+ * placement, so the bytes may be compared). */
+static int ck_arrived(struct conn *c, unsigned int n, uint64_t cookie)
+{
+	struct rapt_event ev;
+	struct rapt_sge g;
+
+	g = sge(&c->p, CK_MAX * CK_LEN, 64);
+	TOK(rapt_ep_post_recv(c->p.ep, &g, 1, cookie));
+	g = sge(&c->a, CK_MAX * CK_LEN, 8);
+	TOK(rapt_ep_post_send(c->a.ep, &g, 1, cookie, 0));
+	if (dto_wait(&c->p, RAPT_OP_RECV, RAPT_DTO_SUCCESS, cookie, &ev) ||
+	    dto_wait(&c->a, RAPT_OP_SEND, RAPT_DTO_SUCCESS, cookie, &ev))
+		return -1;
+	T(!memcmp(c->p.mem, c->a.mem, (size_t)n * CK_LEN));
+	return 0;
+}
+
+static int run_cork(void)
+{
+	struct timespec ms = { 0, 1000000 };
+	struct rapt_event ev;
+	struct rapt_sge g;
+	unsigned int seed = 10;
+	struct conn c;
+	double end;
+	int fd, on, sndbuf;
+	socklen_t l = sizeof(sndbuf);
+
+	if (conn_open(&c, CK_MAX * CK_LEN + 64, CK_MAX * CK_LEN + 64,
+		      ACC_ALL, NULL, NULL) ||
+	    act_sock(&c, &fd))
+		return -1;
+	/* The writes must fit the socket at once (an EAGAIN leaves the
+	 * rest to EPOLLOUT, and the engine's write uncorks): the kernel
+	 * sizes a loopback socket's buffer to about 20 of its segments. */
+	T(!getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &l));
+	T((size_t)sndbuf >= 2 * CK_MAX * (CK_LEN + 64));
+
+	/* A lone large write: not corked. */
+	if (ck_stream(&c, fd, 1, seed, 0) || ck_take(&c, 1, seed) ||
+	    ck_arrived(&c, 1, 1))
+		return -1;
+
+	/* Streamed: corked, still corked while queued completions are
+	 * taken, uncorked by the poll that finds nothing. */
+	seed += CK_MAX;
+	if (ck_stream(&c, fd, CK_MAX, seed, 1) ||
+	    ck_take(&c, CK_MAX, seed) || ck_corked(fd, &on))
+		return -1;
+	T(on);
+	T(rapt_evd_dequeue(c.a.evd, &ev) == RAPT_EAGAIN);
+	if (ck_corked(fd, &on))
+		return -1;
+	T(!on);
+	if (ck_arrived(&c, CK_MAX, 2))
+		return -1;
+
+	/* A small send goes at once, the corked tail in front of it. */
+	seed += CK_MAX;
+	g = sge(&c.p, CK_MAX * CK_LEN, 64);
+	TOK(rapt_ep_post_recv(c.p.ep, &g, 1, 77));
+	if (ck_stream(&c, fd, 2, seed, 1))
+		return -1;
+	g = sge(&c.a, CK_MAX * CK_LEN, 8);
+	TOK(rapt_ep_post_send(c.a.ep, &g, 1, 78, 0));
+	if (ck_corked(fd, &on))
+		return -1;
+	T(!on);
+	if (dto_wait(&c.p, RAPT_OP_RECV, RAPT_DTO_SUCCESS, 77, &ev))
+		return -1;
+	T(!memcmp(c.p.mem, c.a.mem, 2 * CK_LEN));	/* writes first */
+	if (ck_take(&c, 2, seed) ||
+	    dto_wait(&c.a, RAPT_OP_SEND, RAPT_DTO_SUCCESS, 78, &ev))
+		return -1;
+
+	/* A consumer that makes no call after its writes: the timer
+	 * uncorks (the kernel never clears the option itself). */
+	seed += CK_MAX;
+	if (ck_stream(&c, fd, CK_MAX, seed, 1))
+		return -1;
+	end = now_ms() + EV_US / 1000.0;
+	while (!ck_corked(fd, &on) && on) {
+		T(now_ms() < end);
+		nanosleep(&ms, NULL);
+	}
+	if (ck_take(&c, CK_MAX, seed) || ck_arrived(&c, CK_MAX, 3))
+		return -1;
+	if (quiet(&c.a) || quiet(&c.p))
+		return -1;
+	return conn_close(&c);
+}
+
 /* FENCE: a send after reads is not started before they complete. */
 static int run_fence(void)
 {
@@ -1478,6 +1640,7 @@ CASE(run_fast_partial)
 CASE(run_rcvbuf_shrunk)
 CASE(run_rdma_offsets)
 CASE(run_rdma_big)
+CASE(run_cork)
 CASE(run_fence)
 CASE(run_violations)
 CASE(run_other_pz)
@@ -1508,6 +1671,8 @@ static const struct {
 	  cu_run_rcvbuf_shrunk },
 	{ "RDMA write and read at every offset class", cu_run_rdma_offsets },
 	{ "4 MiB RDMA writes and read", cu_run_rdma_big },
+	{ "streamed large writes cork the socket; what uncorks it",
+	  cu_run_cork },
 	{ "FENCE waits for earlier reads", cu_run_fence },
 	{ "remote access violations", cu_run_violations },
 	{ "rkey of a region in another PZ", cu_run_other_pz },
