@@ -30,6 +30,15 @@ uint64_t bu_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Spin for @ns (an application computing): no system call. */
+void bu_spin_ns(uint64_t ns)
+{
+	uint64_t end = bu_now_ns() + ns;
+
+	while (bu_now_ns() < end)
+		;
+}
+
 int bu_parse_uint(const char *s, uint64_t *out)
 {
 	unsigned long long v;

@@ -36,6 +36,7 @@ struct bu_stats {
 };
 
 uint64_t bu_now_ns(void);
+void bu_spin_ns(uint64_t ns);
 int bu_parse_size(const char *s, uint64_t *out);
 int bu_parse_uint(const char *s, uint64_t *out);
 void bu_stats(uint64_t *ns, size_t n, struct bu_stats *st);

@@ -36,6 +36,7 @@ enum {
 	OPT_DISC_WAIT,
 	OPT_HIST,
 	OPT_UNSIGNALED,
+	OPT_THINK,
 	OPT_VERSION,
 };
 
@@ -61,6 +62,7 @@ static const struct option long_opts[] = {
 	{ "disc-wait", no_argument, NULL, OPT_DISC_WAIT },
 	{ "hist", no_argument, NULL, OPT_HIST },
 	{ "unsignaled", no_argument, NULL, OPT_UNSIGNALED },
+	{ "think", required_argument, NULL, OPT_THINK },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "no-progress", no_argument, NULL, OPT_NO_PROGRESS },
@@ -77,7 +79,7 @@ static void usage(FILE *f)
 "                 [-m poll|block|fd] [-V] [-I] [--json] [--progress]\n"
 "                 [-S | -c HOST | --loopback-thread] [-P SID]\n"
 "                 [--pdata BYTES] [--depth N] [--srq N] [--disc-wait]\n"
-"                 [--hist] [--unsignaled]\n"
+"                 [--hist] [--unsignaled] [--think US]\n"
 "                 [-T SECONDS]\n"
 "  -p, --ia IA          interface adapter (default tcp:lo)\n"
 "  -t, --test TEST      lat_send lat_write lat_read bw_send bw_write\n"
@@ -105,6 +107,9 @@ static void usage(FILE *f)
 "      --unsignaled     lat_send: both sides ask a completion for every\n"
 "                       16th send only, and a round trip ends with the\n"
 "                       reply (as perftest's ib_send_lat)\n"
+"      --think US       latency tests: the client pauses US microseconds\n"
+"                       between round trips without calling rapt (an\n"
+"                       application computing); the server waits meanwhile\n"
 "      --json           one JSON object per result line\n"
 "      --progress       progress line on stderr even when not a tty\n"
 "  -T, --time-limit S   abort after S seconds\n", DEFAULT_SID);
@@ -195,6 +200,9 @@ static int parse_num(int c, const char *arg, struct perf_opts *o)
 	case OPT_PDATA:
 		o->pdata_len = (uint32_t)v;
 		return v <= 256 ? 0 : -1;
+	case OPT_THINK:
+		o->think_us = v;
+		return v <= 10000000 ? 0 : -1;
 	case OPT_DEPTH:
 		o->depth = (uint32_t)v;
 		return v <= 65535 ? 0 : -1;
@@ -246,6 +254,11 @@ static int check_opts(struct perf_opts *o, bool sid_set, int progress)
 	}
 	if (o->sweep && perf_is_conn(o->test)) {
 		fprintf(stderr, "rapt_perf: -a applies to the data tests\n");
+		return PERF_EXIT_USAGE;
+	}
+	if (o->think_us && !perf_is_latency(o->test)) {
+		fprintf(stderr, "rapt_perf: --think applies to the latency "
+			"tests\n");
 		return PERF_EXIT_USAGE;
 	}
 	if (o->unsignaled && o->test != PERF_LAT_SEND) {

@@ -3,10 +3,11 @@
  * raw_pingpong - TCP round trip on 127.0.0.1, the floor any transport over
  * kernel TCP is measured against.  TCP_NODELAY on both sides; -m poll
  * busy-polls recv(MSG_DONTWAIT), -m block uses blocking read().  Every
- * round trip is timed.
+ * round trip is timed.  -T US: the client pauses US microseconds between
+ * round trips (spinning, not timed), as rapt_perf --think.
  *
  *   raw_pingpong [-s SIZE] [-n ITERS] [-W WARMUP] [-m poll|block] [-V]
- *                [-t SECONDS]
+ *                [-T US] [-t SECONDS]
  */
 #include "config.h"
 
@@ -23,6 +24,7 @@ struct opts {
 	uint64_t size;
 	uint64_t iters;
 	uint64_t warmup;
+	uint64_t think_us;
 	int spin;
 	int verify;
 };
@@ -81,6 +83,8 @@ static int client(const struct opts *o, unsigned int port, uint64_t *rtt,
 	for (i = 0; i < o->warmup + o->iters; i++) {
 		if (o->verify)
 			fill(sbuf, o->size, i);
+		if (i && o->think_us)
+			bu_spin_ns(o->think_us * 1000);
 		if (i == o->warmup)
 			start = bu_now_ns();
 		t0 = bu_now_ns();
@@ -108,7 +112,7 @@ out:
 static void usage(void)
 {
 	fprintf(stderr, "usage: raw_pingpong [-s SIZE] [-n ITERS] [-W WARMUP] "
-		"[-m poll|block] [-V] [-t SECONDS]\n");
+		"[-m poll|block] [-V] [-T US] [-t SECONDS]\n");
 	exit(BU_EXIT_USAGE);
 }
 
@@ -116,7 +120,7 @@ static void parse(int argc, char **argv, struct opts *o, uint64_t *tmo)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "s:n:W:m:Vt:h")) != -1) {
+	while ((c = getopt(argc, argv, "s:n:W:m:VT:t:h")) != -1) {
 		switch (c) {
 		case 's':
 			if (bu_parse_size(optarg, &o->size) || !o->size)
@@ -137,6 +141,10 @@ static void parse(int argc, char **argv, struct opts *o, uint64_t *tmo)
 			break;
 		case 'V':
 			o->verify = 1;
+			break;
+		case 'T':
+			if (bu_parse_uint(optarg, &o->think_us))
+				usage();
 			break;
 		case 't':
 			if (bu_parse_uint(optarg, tmo))
@@ -169,6 +177,8 @@ int main(int argc, char **argv)
 	bu_kv("mode", "%s", o.spin ? "poll" : "block");
 	bu_kv("bytes", "%llu", (unsigned long long)o.size);
 	bu_kv("iters", "%llu", (unsigned long long)o.iters);
+	if (o.think_us)
+		bu_kv("think_us", "%llu", (unsigned long long)o.think_us);
 	if (bu_fork_server(serve, &o, &srv, &port)) {
 		bu_line_end("fail");
 		return BU_EXIT_FAIL;

@@ -451,7 +451,9 @@ static bool evd_note_poll(struct tcp_evd *evd)
  * only every TCP_IDLE_EVERY calls: a ping-pong on one EP of an EVD that
  * also holds quiet ones (a control connection) then costs one recv() per
  * call rather than one per EP, which halves the time it takes to notice
- * the reply.  The quiet EP's data waits a few calls longer.
+ * the reply.  The quiet EP's data waits a few calls longer.  When every EP
+ * a call would look at is that quiet, it looks at them all: the consumer
+ * then waits for whichever speaks first.
  */
 static bool ep_skip_idle(struct tcp_ep *ep)
 {
@@ -478,6 +480,43 @@ static void ep_note_idle(struct tcp_ep *ep, int got)
 }
 
 /*
+ * evd_progress's look at @ep (evd->lock held): its receive path, or the
+ * active side of its handshake; trylock: an EP busy elsewhere is being
+ * progressed already.  1 when its data path ran (*@got counts those that
+ * read something, *@out whether one waits for room in its socket).
+ */
+static uint32_t evd_visit(struct tcp_ep *ep, bool spin, uint32_t *got,
+			  bool *out)
+{
+	uint32_t own = 0;
+	int r;
+
+	if (pthread_mutex_trylock(&ep->lock))
+		return 0;
+	if (ep_moves_data(ep)) {
+		if (spin && !ep->parked)
+			tcp_cm_park(ep);
+		r = tcp_rx_progress(ep);
+		ep_note_idle(ep, r);
+		*got += r > 0;
+		/* The consumer found nothing here: it is not about to
+		 * write more, so a corked tail goes now. */
+		if (!r)
+			tcp_cork_idle(ep);
+		own = 1;
+		/* A send waits for room in the socket: the pass below takes
+		 * EPOLLOUT in this thread, rather than the engine thread
+		 * waking for it. */
+		*out |= !!(ep->io.events & EPOLLOUT);
+	} else if (!spin && tcp_ep_handshaking(ep)) {
+		/* (a spinning consumer drives the engine instead) */
+		tcp_cm_progress(ep);
+	}
+	pthread_mutex_unlock(&ep->lock);
+	return own;
+}
+
+/*
  * The consumer is about to look at the EVD: run the receive path of a few
  * of its EPs here (and the active side of their handshake), so a polling
  * consumer does not wait for the engine thread to wake up.  trylock: an EP
@@ -485,12 +524,12 @@ static void ep_note_idle(struct tcp_ep *ep, int got)
  */
 static int tcp_evd_progress(void *pevd)
 {
+	struct tcp_ep *ep, *idle[TCP_EVD_PROGRESS_EPS];
 	struct tcp_evd *evd = pevd;
-	struct tcp_ep *ep;
-	uint32_t i, n, own = 0, got = 0;
+	uint32_t i, n, own = 0, got = 0, nidle = 0;
 	bool spin, drive, yield, fdwake, early, listen = false, out = false;
+	bool quiet;
 	uint64_t acc, now;
-	int r;
 
 	if (!evd)
 		return 0;
@@ -525,31 +564,19 @@ static int tcp_evd_progress(void *pevd)
 			evd->cursor = 0;
 		ep = evd->eps[evd->cursor++];
 		if (ep_skip_idle(ep) &&
-		    !atomic_load_explicit(&ep->corked, memory_order_relaxed))
+		    !atomic_load_explicit(&ep->corked, memory_order_relaxed)) {
+			idle[nidle++] = ep;
 			continue;
-		if (pthread_mutex_trylock(&ep->lock))
-			continue;
-		if (ep_moves_data(ep)) {
-			if (spin && !ep->parked)
-				tcp_cm_park(ep);
-			r = tcp_rx_progress(ep);
-			ep_note_idle(ep, r);
-			got += r > 0;
-			/* The consumer found nothing here: it is not about
-			 * to write more, so a corked tail goes now. */
-			if (!r)
-				tcp_cork_idle(ep);
-			own++;
-			/* A send waits for room in the socket: the pass
-			 * below takes EPOLLOUT in this thread, rather than
-			 * the engine thread waking for it. */
-			out |= !!(ep->io.events & EPOLLOUT);
-		} else if (!spin && tcp_ep_handshaking(ep)) {
-			/* (a spinning consumer drives the engine instead) */
-			tcp_cm_progress(ep);
 		}
-		pthread_mutex_unlock(&ep->lock);
+		own += evd_visit(ep, spin, &got, &out);
 	}
+	/* No data path ran, and the EPs skipped were quiet: the consumer
+	 * waits for any of them (a rank for a peer that computes), so all
+	 * are looked at.  The skip saves recv()s for an active EP's sake. */
+	quiet = !own && nidle;
+	if (quiet)
+		for (i = 0; i < nidle; i++)
+			own += evd_visit(idle[i], spin, &got, &out);
 	/* A busy-poll loop runs the engine's passes itself: listeners,
 	 * handshakes, closes and timers, with no thread switch.  One that
 	 * moves data drives only now and then: that keeps a syscall off its
@@ -574,9 +601,11 @@ static int tcp_evd_progress(void *pevd)
 		(spin && (!own || listen || out ||
 			  !(++evd->drive_tick & TCP_DRIVE_EVERY_MASK))));
 	/* Spinning on no data path (a CR, a handshake, both of which need
-	 * the peer's): now and then let the peer have this CPU, should it
-	 * share it, rather than after a time slice. */
-	yield = spin && !own && !(++evd->yield_tick & TCP_YIELD_EVERY_MASK);
+	 * the peer's), or on EPs quiet for a while: now and then let the
+	 * peer have this CPU, should it share it, rather than after a time
+	 * slice. */
+	yield = spin && (!own || quiet) &&
+		!(++evd->yield_tick & TCP_YIELD_EVERY_MASK);
 	pthread_mutex_unlock(&evd->lock);
 	if (drive)
 		rapt_engine_drive(evd->ia->eng);

@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <linux/sockios.h>	/* SIOCINQ */
 #include <linux/tcp.h>	/* struct tcp_info with tcpi_bytes_sent */
 #include <netinet/in.h>
 #include <poll.h>
@@ -18,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <CUnit/Basic.h>
@@ -1092,6 +1095,62 @@ static int run_cork(void)
 	return conn_close(&c);
 }
 
+/*
+ * An EP whose socket had nothing for a long time is looked at only now
+ * and then, for the sake of an active EP on the same EVD (tcp_prov.c).
+ * A consumer whose EPs are all quiet waits for whichever speaks first:
+ * the first poll after the data is in the socket must find it, not up
+ * to 31 polls later (each an engine pass instead of a recv()).
+ */
+#define IDLE_POLLS	300	/* well past the provider's 200 */
+#define IDLE_ROUNDS	8	/* parked (polled, not woken for) from the
+				 * 4th: found 21-27 polls late before */
+
+static int idle_round(struct conn *c, int fd, unsigned int r)
+{
+	struct rapt_event ev;
+	struct rapt_sge g;
+	double end;
+	int i, inq = 0;
+
+	g = sge(&c->a, 0, 64);
+	TOK(rapt_ep_post_recv(c->a.ep, &g, 1, r));
+	for (i = 0; i < IDLE_POLLS; i++)
+		T(rapt_evd_dequeue(c->a.evd, &ev) == RAPT_EAGAIN);
+	fill(c->p.mem, 8, r);
+	g = sge(&c->p, 0, 8);
+	TOK(rapt_ep_post_send(c->p.ep, &g, 1, r, 0));
+	/* The bytes are in our socket (no rapt call meanwhile), or the
+	 * engine thread has read them already: the EP is not parked while
+	 * it is new (the first rounds) or once the consumer stops polling
+	 * for a while (a loaded machine), and then the event is queued. */
+	end = now_ms() + 2000;
+	while (!ioctl(fd, SIOCINQ, &inq) && inq <= 0 && now_ms() < end)
+		sched_yield();
+	TOK(rapt_evd_dequeue(c->a.evd, &ev));
+	T(ev.type == RAPT_EV_DTO && ev.u.dto.op == RAPT_OP_RECV &&
+	  ev.u.dto.status == RAPT_DTO_SUCCESS && ev.u.dto.cookie == r &&
+	  ev.u.dto.length == 8);
+	T(!memcmp(c->a.mem, c->p.mem, 8));
+	return dto_wait(&c->p, RAPT_OP_SEND, RAPT_DTO_SUCCESS, r, &ev);
+}
+
+static int run_idle_found(void)
+{
+	struct conn c;
+	unsigned int r;
+	int fd;
+
+	if (conn_open(&c, 64, 64, ACC_ALL, NULL, NULL) || act_sock(&c, &fd))
+		return -1;
+	for (r = 1; r <= IDLE_ROUNDS; r++)
+		if (idle_round(&c, fd, r))
+			return -1;
+	if (quiet(&c.a) || quiet(&c.p))
+		return -1;
+	return conn_close(&c);
+}
+
 /* FENCE: a send after reads is not started before they complete. */
 static int run_fence(void)
 {
@@ -1641,6 +1700,7 @@ CASE(run_rcvbuf_shrunk)
 CASE(run_rdma_offsets)
 CASE(run_rdma_big)
 CASE(run_cork)
+CASE(run_idle_found)
 CASE(run_fence)
 CASE(run_violations)
 CASE(run_other_pz)
@@ -1673,6 +1733,8 @@ static const struct {
 	{ "4 MiB RDMA writes and read", cu_run_rdma_big },
 	{ "streamed large writes cork the socket; what uncorks it",
 	  cu_run_cork },
+	{ "an EVD whose EPs are all quiet finds data at the first poll",
+	  cu_run_idle_found },
 	{ "FENCE waits for earlier reads", cu_run_fence },
 	{ "remote access violations", cu_run_violations },
 	{ "rkey of a region in another PZ", cu_run_other_pz },

@@ -103,6 +103,8 @@ struct perf_opts {
 	bool disc_wait;		/* connrate: wait for DISCONNECTED */
 	bool hist;		/* latency: print the histogram */
 	bool unsignaled;	/* lat_send: sends without completions */
+	uint64_t think_us;	/* latency: the client's pause between round
+				 * trips, with no rapt call */
 	uint64_t timeout_s;
 };
 

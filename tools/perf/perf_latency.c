@@ -25,6 +25,10 @@
  *   has the bind's, its send's and the reply's completions, the reply
  *   saying that the window's rkey was invalidated.
  *
+ * --think US: the client pauses between round trips without calling rapt
+ *   (the time is not counted), so the server polls an idle EVD meanwhile,
+ *   as a rank waits for a peer that computes.
+ *
  * Phase protocol: PHASE (size, total, window, client raddr, client rkey,
  * warmup) -> READY -> the round trips -> DONE -> ACK (server-side check
  * failures).
@@ -377,6 +381,18 @@ static int mw_one(struct perf_side *s, struct lat_run *r, uint64_t i)
 	return 0;
 }
 
+/* --think: the application computes; the peer's EVD sits idle. */
+static void think(const struct perf_side *s)
+{
+	uint64_t end;
+
+	if (!s->o->think_us)
+		return;
+	end = perf_now_ns() + s->o->think_us * 1000ull;
+	while (perf_now_ns() < end)
+		;
+}
+
 static int lat_loop(struct perf_side *s, struct lat_run *r)
 {
 	uint32_t out = 0;
@@ -384,6 +400,8 @@ static int lat_loop(struct perf_side *s, struct lat_run *r)
 	int ret = 0;
 
 	for (i = 0; !ret && i < r->total; i++) {
+		if (i)
+			think(s);
 		switch (s->o->test) {
 		case PERF_LAT_SEND:
 			ret = send_one(s, r, i);

@@ -46,6 +46,10 @@ void perf_out_header(const struct perf_opts *o, const struct perf_side *s)
 		       t == PERF_LAT_MW ? " (bind, the server's write into "
 		       "the window and its Send with Invalidate)" :
 		       "; one-way is half");
+		if (o->think_us)
+			printf("# the client pauses %llu us between round "
+			       "trips (not counted), calling no rapt function\n",
+			       (unsigned long long)o->think_us);
 		printf("#%11s %10s %9s %9s %9s %9s %7s\n", "bytes", "iters",
 		       "min", "median", "p99", "mean", "verify");
 	} else if (!perf_is_conn(t)) {
@@ -134,6 +138,8 @@ static void json_head(const struct perf_opts *o, const char *ia,
 	       role_name(o->role));
 	if (o->unsignaled)
 		printf(",\"unsignaled\":true");
+	if (o->think_us)
+		printf(",\"think_us\":%llu", (unsigned long long)o->think_us);
 }
 
 static void json_conn(const struct perf_opts *o, const struct perf_row *r)
