@@ -1204,7 +1204,13 @@ static int tx_write(struct tcp_ep *ep)
 	while (b->iov_first < b->iov_n) {
 		msg.msg_iov = &b->iov[b->iov_first];
 		msg.msg_iovlen = b->iov_n - b->iov_first;
-		n = sendmsg(ep->io.fd, &msg, flags);
+		/* One iovec (a small message): send() spares the kernel
+		 * the msghdr and iovec copies. */
+		if (msg.msg_iovlen == 1)
+			n = send(ep->io.fd, msg.msg_iov->iov_base,
+				 msg.msg_iov->iov_len, flags);
+		else
+			n = sendmsg(ep->io.fd, &msg, flags);
 		tcp_cap_iov(ep->cap, true, msg.msg_iov, msg.msg_iovlen, n);
 		if (n < 0) {
 			if (errno == EINTR)
