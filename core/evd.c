@@ -536,7 +536,7 @@ static inline int evd_push_rlocked(struct rapt_core_evd *evd,
 static int __attribute__((noinline))
 evd_push_contended(struct rapt_core_evd *evd, const struct rapt_event *ev)
 {
-	rapt_lock_wait(&evd->rlock.word);
+	evd_rlock(evd);
 	return evd_push_rlocked(evd, ev);
 }
 

@@ -52,6 +52,16 @@
 /* The longest the socket stays corked without a push. */
 #define TCP_CORK_MAX_NS		1000000ull
 
+/* The EP's record that the socket is corked, and the IA's count. */
+static void cork_mark(struct tcp_ep *ep, bool on)
+{
+	atomic_store_explicit(&ep->corked, on, memory_order_relaxed);
+	if (on)
+		atomic_fetch_add(&ep->ia->ncorked, 1);
+	else
+		atomic_fetch_sub(&ep->ia->ncorked, 1);
+}
+
 /* Turn TCP_CORK on or off; off sends what the socket holds. */
 static void cork_set(struct tcp_ep *ep, bool on)
 {
@@ -64,12 +74,9 @@ static void cork_set(struct tcp_ep *ep, bool on)
 		if (on)
 			return;
 	}
-	atomic_store_explicit(&ep->corked, on, memory_order_relaxed);
-	if (!on) {
-		atomic_fetch_sub(&ep->ia->ncorked, 1);
+	cork_mark(ep, on);
+	if (!on)
 		return;
-	}
-	atomic_fetch_add(&ep->ia->ncorked, 1);
 	/* Still armed from an earlier stream, it looks then (and waking
 	 * the engine to shorten its sleep costs a CPU switch). */
 	ep->cork_seen = ep->cork_writes;
@@ -148,16 +155,14 @@ void tcp_cork_fire(struct rapt_timer *t)
 	}
 	if (ep->freeing || !corked(ep) || rapt_timer_armed(ep->ia->eng, t))
 		goto out;
-	if (ep->cork_writes != ep->cork_seen &&
-	    !(ep->io.events & EPOLLOUT)) {
+	if (ep->cork_writes != ep->cork_seen ||
+	    (ep->io.events & EPOLLOUT)) {
+		/* Still written to, or waiting for room (the write on
+		 * EPOLLOUT decides): look again. */
 		ep->cork_seen = ep->cork_writes;
 		rapt_timer_arm(ep->ia->eng, t, TCP_CORK_MAX_NS);
-	} else if (!(ep->io.events & EPOLLOUT)) {
-		ep->cork_streak = false;
-		cork_set(ep, false);
 	} else {
-		/* Waiting for room: the write on EPOLLOUT decides. */
-		rapt_timer_arm(ep->ia->eng, t, TCP_CORK_MAX_NS);
+		tcp_cork_push(ep);
 	}
 out:
 	pthread_mutex_unlock(&ep->lock);
@@ -175,10 +180,8 @@ void tcp_cork_end(struct tcp_ep *ep, bool send)
 	ep->cork_streak = false;
 	if (!corked(ep))
 		return;
-	if (send) {
+	if (send)
 		cork_set(ep, false);
-	} else {
-		atomic_store_explicit(&ep->corked, false, memory_order_relaxed);
-		atomic_fetch_sub(&ep->ia->ncorked, 1);
-	}
+	else
+		cork_mark(ep, false);
 }

@@ -1428,12 +1428,13 @@ static bool tx_fast_send(struct tcp_ep *ep, const struct rapt_sge *sgl,
 	tx->b = &local;
 	tx->more = false;
 	*ret = tx_write(ep);
-	if (!*ret)
-		tcp_cork_written(ep, false);	/* a corked tail goes too */
 	if (*ret) {
 		*ret = tx_fast_defer(ep, sgl, nsge, cookie, flags, aux, h.msn,
 				     *ret);
-	} else if (!(flags & RAPT_POST_SUPPRESS)) {
+		return true;
+	}
+	tcp_cork_written(ep, false);	/* a corked tail goes out with it */
+	if (!(flags & RAPT_POST_SUPPRESS)) {
 		struct tcp_wr wr = { .cookie = cookie, .op = RAPT_OP_SEND };
 
 		tcp_complete(ep, ep->req_evd, &wr, RAPT_DTO_SUCCESS, len, 0,
