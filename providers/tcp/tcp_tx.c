@@ -1600,6 +1600,7 @@ void tcp_tx_terminate(struct tcp_ep *ep, const struct tcp_term *t)
 		term_write(ep->io.fd, ep->cap, buf, (size_t)n, &ms);
 	tx->pending = false;
 	tx_unhold(tx);
+	tcp_cork_written(ep, false);	/* a corked socket sends it now */
 	while (recv(ep->io.fd, NULL, 1 << 20, MSG_DONTWAIT | MSG_TRUNC) > 0)
 		;
 	ep->term_sent = true;
