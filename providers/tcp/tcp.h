@@ -493,6 +493,7 @@ static inline void tcp_cork_idle(struct tcp_ep *ep)
 /* tcp_rx.c: read and process what the socket has; with ep->lock held.
  * Returns the number of events pushed (>= 0). */
 int tcp_rx_progress(struct tcp_ep *ep);
+void tcp_tx_flush(struct tcp_ep *ep);
 bool tcp_rx_seasoned(const struct tcp_ep *ep);
 bool tcp_rx_heard(const struct tcp_ep *ep);
 void tcp_cm_heard(struct tcp_ep *ep);		/* tcp_conn.c */

@@ -223,6 +223,7 @@ void tcp_cm_close_graceful(struct tcp_ep *ep)
 {
 	uint64_t left = cm_settle_left(ep);
 
+	tcp_tx_flush(ep);	/* reads left for the receive path */
 	tcp_ep_set_state(ep, TCP_EP_CLOSING);
 	if (!left) {
 		cm_fin_go(ep);

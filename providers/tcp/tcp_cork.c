@@ -23,7 +23,8 @@
  * never held: the consumer's look at the EVD between two of them is a
  * push (below), so the next one does not find a streak.  The engine
  * thread, which runs the transmit path while the consumer sleeps, never
- * corks.
+ * corks; nor does a batch carrying Read Response data (tcp_tx.c: the
+ * peer's next read waits for the last byte of each response).
  *
  * Who uncorks (TCP_CORK off sends whatever the socket holds), the first
  * of:

@@ -817,7 +817,8 @@ bool tcp_rx_heard(const struct tcp_ep *ep)
  *
  * Reads until the socket is empty or the connection ends, then runs the
  * transmit path once if the FPDUs read gave it work (Read Responses, a
- * read that unblocks a FENCE, sends held for an MPA rev 1 peer).
+ * read that unblocks a FENCE, sends held for an MPA rev 1 peer), or if
+ * posts left it reads to write (tcp_tx_flush()).
  *
  * Return: 1 if the socket had anything, 0 if not.
  */
@@ -837,6 +838,8 @@ int tcp_rx_progress(struct tcp_ep *ep)
 	if (rx->kick && rx_open(ep)) {
 		rx->kick = false;
 		tcp_tx_progress(ep);
+	} else {
+		tcp_tx_flush(ep);
 	}
 	return rx->reads != r0;
 }

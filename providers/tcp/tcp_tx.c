@@ -10,8 +10,11 @@
  * trailers are built with the codec into a small scratch buffer and
  * whose payloads are iovecs straight into the consumer's memory (or the
  * WR's inline copy), so a trailer and the next header share one iovec.
- * A batch ends when the iovecs or the scratch run out, or the work does;
- * MSG_MORE is set when the next batch is known to follow.  On EAGAIN the
+ * A batch ends when the iovecs or the scratch run out, or the work does.
+ * MSG_MORE is never set: it would hold the batch's last segment back for
+ * the next sendmsg(), which may find the socket full and wait for
+ * EPOLLOUT (and a Read Response's requester waits on that tail: section
+ * 6.3 of docs/tcp-provider.md).  On EAGAIN the
  * batch stays as it is (iovecs advanced), EPOLLOUT is armed, and nothing
  * new is built until it is gone.
  *
@@ -75,6 +78,8 @@
 				 * grows its ring once */
 #define TX_TERM_WAIT_MS	100	/* how long a Terminate may wait to go out */
 #define TX_HOLDS	4	/* LMRs a batch's Read Responses may hold */
+#define TX_READ_WAIT_MIN 2	/* reads on the wire before a new one waits
+				 * for the receive path (read_may_wait()) */
 
 #ifdef RAPT_DEBUG
 #define TX_DEBUG 1		/* check every SGE at post time */
@@ -119,7 +124,10 @@ struct tcp_tx {
 	struct tx_batch *spill;		/* allocated at the first EAGAIN of a
 					 * busy spell, freed when idle */
 	bool pending;			/* a batch waits in @spill */
-	bool more;			/* MSG_MORE: another batch follows */
+	bool more;			/* the builder stopped at a limit */
+	bool batch_rresp;		/* the batch carries Read Response data */
+	bool deferred;			/* reads posted that wait for the
+					 * receive path (read_may_wait()) */
 	uint32_t batch_sq;		/* sq seq: WRs before it end here */
 	uint32_t batch_irq;		/* IRQ entries that end here */
 	/* LMRs the batch's Read Response payloads point into. */
@@ -573,11 +581,45 @@ out:
 	return ret;
 }
 
-/* Count in the WR just filled at the send queue's tail; transmit. */
-static void sq_push(struct tcp_ep *ep)
+/*
+ * Whether a read posted now may wait for the EP's next receive pass
+ * instead of being written at once: TX_READ_WAIT_MIN reads or more are on
+ * the wire, so its response comes after theirs whatever happens, and the
+ * first of theirs to arrive, or the consumer's next look at the EP,
+ * whichever comes first, runs the receive path, which writes it
+ * (tcp_tx_flush()).  A consumer that streams reads then writes its
+ * requests a few to a system call rather than one each.
+ */
+static bool read_may_wait(const struct tcp_ep *ep)
+{
+	return ep->tx->orq_count >= TX_READ_WAIT_MIN &&
+	       !rapt_engine_on_thread(ep->ia->eng);
+}
+
+/* Count in the WR just filled at the send queue's tail; transmit, unless
+ * @may_wait (read_may_wait()). */
+static void sq_push(struct tcp_ep *ep, bool may_wait)
 {
 	ep->sq.tail++;
-	if (!ep->sends_held)
+	if (ep->sends_held)
+		return;
+	if (may_wait) {
+		ep->tx->deferred = true;
+		return;
+	}
+	tcp_tx_progress(ep);
+}
+
+/**
+ * tcp_tx_flush - write the reads that posts left for the receive path
+ * @ep: the EP, locked
+ *
+ * From tcp_rx_progress() (every receive pass, whether it read anything)
+ * and before a graceful close.
+ */
+void tcp_tx_flush(struct tcp_ep *ep)
+{
+	if (ep->tx && ep->tx->deferred)
 		tcp_tx_progress(ep);
 }
 
@@ -633,7 +675,7 @@ static int post_sq(struct tcp_ep *ep, uint8_t op, const struct rapt_sge *sgl,
 	wr->raddr = raddr;
 	wr->rkey = rkey;
 	wr->aux = aux;
-	sq_push(ep);
+	sq_push(ep, op == RAPT_OP_RDMA_READ && read_may_wait(ep));
 out:
 	pthread_mutex_unlock(&ep->lock);
 	return ret;
@@ -672,7 +714,7 @@ int tcp_rmr_bind(void *pep, void *prmr, void *plmr, uint64_t addr,
 	tcp_mw_bind(prmr, plmr, addr, length, access, rkey);
 	wr_fill(&ep->sq, wr, plmr ? RAPT_OP_RMR_BIND : RAPT_OP_RMR_UNBIND,
 		NULL, 0, cookie, flags & ~RAPT_POST_INLINE, 0);
-	sq_push(ep);
+	sq_push(ep, false);
 out:
 	pthread_mutex_unlock(&ep->lock);
 	return ret;
@@ -1109,6 +1151,7 @@ static bool tx_build(struct tcp_ep *ep)
 	b->iov_first = b->iov_n = 0;
 	b->used = 0;
 	tx->more = false;
+	tx->batch_rresp = false;
 	tx->batch_irq = tx->irq_built;
 	while (tx_work(ep)) {
 		if (b->iov_n + TCP_MAX_SGE + 2 > TX_IOV ||
@@ -1121,6 +1164,7 @@ static bool tx_build(struct tcp_ep *ep)
 			put_sq_fpdu(ep);
 		} else if (tx->cur == TX_CUR_RRESP) {
 			put_rresp_fpdu(ep);
+			tx->batch_rresp = true;
 		} else if (tx->rtr) {
 			put_rtr(ep);
 		} else if (tx->irq_built < tx->irq_count) {
@@ -1199,8 +1243,6 @@ static int tx_write(struct tcp_ep *ep)
 	int flags = MSG_DONTWAIT | MSG_NOSIGNAL;
 	ssize_t n;
 
-	if (tx->more)
-		flags |= MSG_MORE;
 	while (b->iov_first < b->iov_n) {
 		msg.msg_iov = &b->iov[b->iov_first];
 		msg.msg_iovlen = b->iov_n - b->iov_first;
@@ -1457,12 +1499,17 @@ void tcp_tx_progress(struct tcp_ep *ep)
 	bool large;
 	int ret;
 
+	tx->deferred = false;
 	while (tx_open(ep)) {
 		tx->b = tx->pending ? tx->spill : &local;
 		if (!tx->pending && !tx_build(ep))
 			break;
-		/* A stream of large batches corks the socket (tcp_cork.c). */
-		large = !tx->more && tcp_cork_write(ep, tx_batch_left(tx->b));
+		/* A stream of large batches corks the socket (tcp_cork.c);
+		 * Read Responses never do: the peer's read completes only
+		 * with its last byte, and its next request waits for that,
+		 * so a held tail would stall the stream of reads. */
+		large = !tx->more && !tx->batch_rresp &&
+			tcp_cork_write(ep, tx_batch_left(tx->b));
 		ret = tx_write(ep);
 		if (ret == RAPT_EAGAIN && tx->b == &local)
 			ret = tx_spill(tx);

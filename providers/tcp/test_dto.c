@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -1111,6 +1112,209 @@ static int run_cork(void)
 }
 
 /*
+ * A stream of reads.  A read posted while two or more are on the wire
+ * waits for the EP's next receive pass (tcp_tx.c, read_may_wait()): that
+ * pass writes its request, whether it completes an earlier read or only
+ * reads part of a response, or nothing.  Each round posts two large
+ * reads (their responses take milliseconds) and a small one, which must
+ * wait; the consumer's next poll must then write it, while neither large
+ * read is done (were one done, its completion would have written it: the
+ * round proves nothing and another runs).  Then the consumer only sleeps
+ * in rapt_evd_wait(), and every read must complete, in order, with its
+ * bytes.  Without the wait every post writes its own request (the window
+ * is below any ORD), and without the receive pass's write the small
+ * request waits for the first large read to complete.
+ */
+#define RS_BIG		(8u * MIB)
+#define RS_SMALL	65536u
+#define RS_LEN		(2 * RS_BIG + RS_SMALL)
+#define RS_ROUNDS	50
+
+static int rs_post(struct conn *c, uint64_t cookie, size_t off, uint32_t n)
+{
+	struct rapt_sge g = sge(&c->a, off, n);
+
+	TOK(rapt_ep_post_read(c->a.ep, &g, 1, cookie, c->p.mr.raddr + off,
+			      c->p.mr.rkey, 0));
+	return 0;
+}
+
+/* One round; *@proved when the small read waited and the poll wrote it
+ * before either large read was done. */
+static int rs_round(struct conn *c, int fd, unsigned int r, bool *proved)
+{
+	uint64_t base = (uint64_t)r * 3, w0, w1, w2, w3;
+	struct rapt_event ev;
+	int e1, e2;
+
+	memset(c->a.mem, 0xcc, RS_LEN);
+	fill(c->p.mem, RS_LEN, r);
+	if (sock_written(fd, &w0) || rs_post(c, base, 0, RS_BIG) ||
+	    rs_post(c, base + 1, RS_BIG, RS_BIG) || sock_written(fd, &w1) ||
+	    rs_post(c, base + 2, 2 * RS_BIG, RS_SMALL) ||
+	    sock_written(fd, &w2))
+		return -1;
+	T(w1 > w0);		/* the first two go at once */
+	e1 = rapt_evd_dequeue(c->a.evd, &ev);	/* a receive pass */
+	if (sock_written(fd, &w3))
+		return -1;
+	e2 = e1 ? rapt_evd_dequeue(c->a.evd, &ev) : 0;
+	/* Neither large read was done when w3 was read: its completion
+	 * would be queued (in order) by now. */
+	if (w2 == w1 && e1 == RAPT_EAGAIN && e2 == RAPT_EAGAIN) {
+		T(w3 > w2);
+		*proved = true;
+	}
+	if (!e1 || !e2) {	/* a large read done: the first, in order */
+		T(ev.type == RAPT_EV_DTO && ev.u.dto.cookie == base &&
+		  ev.u.dto.status == RAPT_DTO_SUCCESS);
+	} else if (dto_wait(&c->a, RAPT_OP_RDMA_READ, RAPT_DTO_SUCCESS, base,
+			    &ev)) {
+		return -1;
+	}
+	if (dto_wait(&c->a, RAPT_OP_RDMA_READ, RAPT_DTO_SUCCESS, base + 1,
+		     &ev) ||
+	    dto_wait(&c->a, RAPT_OP_RDMA_READ, RAPT_DTO_SUCCESS, base + 2,
+		     &ev))
+		return -1;
+	T(ev.u.dto.length == RS_SMALL);
+	T(!memcmp(c->a.mem, c->p.mem, RS_LEN));
+	return 0;
+}
+
+static int run_read_stream(void)
+{
+	struct rapt_ep_info info;
+	bool proved = false;
+	struct conn c;
+	unsigned int r;
+	int fd;
+
+	if (conn_open(&c, RS_LEN, RS_LEN, ACC_ALL, NULL, NULL) ||
+	    act_sock(&c, &fd))
+		return -1;
+	TOK(rapt_ep_query(c.a.ep, &info, sizeof(info)));
+	T(info.rdma_read_out >= 3);
+	for (r = 0; r < RS_ROUNDS && !proved; r++)
+		if (rs_round(&c, fd, r, &proved))
+			return -1;
+	fprintf(stderr, "read stream: proved in round %u of %u\n", r,
+		RS_ROUNDS);
+	T(proved);
+	if (quiet(&c.a) || quiet(&c.p))
+		return -1;
+	return conn_close(&c);
+}
+
+/*
+ * Read Responses never cork the socket (tcp_tx.c): the requester's read
+ * completes only with the last byte of its response, and its next
+ * request waits for that.  A responder whose consumer spins on its EVD
+ * writes them from that thread, batch after batch while the peer streams
+ * reads, which is what corks a stream of large writes (run_cork); its
+ * socket must stay uncorked, and every read must get its bytes.
+ */
+#define RC_LEN		65536u
+#define RC_WIN		8
+#define RC_READS	2048
+
+struct rc_reader {
+	struct conn *c;
+	atomic_bool done;
+	int ret;
+};
+
+/* The active side: RC_READS reads, RC_WIN outstanding, blocking waits. */
+static int rc_read_all(struct conn *c)
+{
+	struct rapt_event ev;
+	struct rapt_sge g;
+	uint64_t next = 0, done = 0;
+	unsigned int slot;
+
+	while (done < RC_READS) {
+		while (next < RC_READS && next - done < RC_WIN) {
+			slot = (unsigned int)(next % RC_WIN);
+			g = sge(&c->a, (size_t)slot * RC_LEN, RC_LEN);
+			TOK(rapt_ep_post_read(c->a.ep, &g, 1, next,
+					      c->p.mr.raddr +
+					      (size_t)slot * RC_LEN,
+					      c->p.mr.rkey, 0));
+			next++;
+		}
+		if (dto_wait(&c->a, RAPT_OP_RDMA_READ, RAPT_DTO_SUCCESS, done,
+			     &ev))
+			return -1;
+		slot = (unsigned int)(done % RC_WIN);
+		T(!memcmp(c->a.mem + (size_t)slot * RC_LEN,
+			  c->p.mem + (size_t)slot * RC_LEN, RC_LEN));
+		memset(c->a.mem + (size_t)slot * RC_LEN, 0xcc, RC_LEN);
+		done++;
+	}
+	return 0;
+}
+
+static void *rc_reader_main(void *arg)
+{
+	struct rc_reader *r = arg;
+
+	r->ret = rc_read_all(r->c);
+	atomic_store(&r->done, true);
+	return NULL;
+}
+
+static int run_rresp_uncorked(void)
+{
+	struct rc_reader rd;
+	struct rapt_event ev;
+	struct sockaddr_in sin;
+	socklen_t l = sizeof(sin);
+	unsigned int i, corked = 0;
+	uint64_t polls = 0;
+	struct conn c;
+	pthread_t t;
+	int afd, pfd, on, ret;
+
+	if (conn_open(&c, RC_WIN * RC_LEN, RC_WIN * RC_LEN, ACC_ALL, NULL,
+		      NULL) ||
+	    act_sock(&c, &afd))
+		return -1;
+	T(!getsockname(afd, (struct sockaddr *)&sin, &l));
+	pfd = lo_sock(ntohs(sin.sin_port));
+	T(pfd >= 0);
+	for (i = 0; i < RC_WIN; i++)
+		fill(c.p.mem + (size_t)i * RC_LEN, RC_LEN, 500 + i);
+	rd.c = &c;
+	rd.ret = -1;
+	atomic_init(&rd.done, false);
+	T(!pthread_create(&t, NULL, rc_reader_main, &rd));
+	/* The responder's consumer spins: its EP is parked, and the Read
+	 * Requests are answered from this thread. */
+	while (!atomic_load(&rd.done)) {
+		ret = rapt_evd_dequeue(c.p.evd, &ev);
+		if (ret != RAPT_EAGAIN) {
+			fprintf(stderr, "responder: unexpected %d, event "
+				"%#x\n", ret, ev.type);
+			corked = UINT32_MAX;
+			break;
+		}
+		polls++;
+		if (ck_corked(pfd, &on))
+			on = -1;
+		if (on)
+			corked++;
+	}
+	T(!pthread_join(t, NULL));
+	fprintf(stderr, "responder: %llu polls, socket corked after %u\n",
+		(unsigned long long)polls, corked);
+	T(rd.ret == 0);
+	T(corked == 0);
+	if (quiet(&c.a) || quiet(&c.p))
+		return -1;
+	return conn_close(&c);
+}
+
+/*
  * An EP whose socket had nothing for a long time is looked at only now
  * and then, for the sake of an active EP on the same EVD (tcp_prov.c).
  * A consumer whose EPs are all quiet waits for whichever speaks first:
@@ -1715,6 +1919,8 @@ CASE(run_rcvbuf_shrunk)
 CASE(run_rdma_offsets)
 CASE(run_rdma_big)
 CASE(run_cork)
+CASE(run_read_stream)
+CASE(run_rresp_uncorked)
 CASE(run_idle_found)
 CASE(run_fence)
 CASE(run_violations)
@@ -1748,6 +1954,10 @@ static const struct {
 	{ "4 MiB RDMA writes and read", cu_run_rdma_big },
 	{ "streamed large writes cork the socket; what uncorks it",
 	  cu_run_cork },
+	{ "streamed reads: a receive pass writes the requests left to it",
+	  cu_run_read_stream },
+	{ "a spinning responder's Read Responses never cork",
+	  cu_run_rresp_uncorked },
 	{ "an EVD whose EPs are all quiet finds data at the first poll",
 	  cu_run_idle_found },
 	{ "FENCE waits for earlier reads", cu_run_fence },
