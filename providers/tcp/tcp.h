@@ -319,6 +319,8 @@ struct tcp_ep {
 	bool crc;			/* negotiated CRC32c */
 	bool mpa_rev1;			/* peer spoke rev 1 */
 	bool sends_held;		/* rev 1 passive: hold until 1st FPDU */
+	bool reads_waiting;		/* tcp_tx.c: reads posted that wait for
+					 * the receive path (read_may_wait()) */
 	uint8_t rtr;			/* TCP_MPA_RTR_WRITE or _READ, or 0 */
 	bool rtr_repeat_timed;		/* tcp_conn.c: active side, the RTR's
 					 * repeat 200 ms after it is due */
@@ -454,6 +456,34 @@ int tcp_post_read(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
 int tcp_tx_rtr(struct tcp_ep *ep, uint8_t rtr);
 /* Write what can be written now; arms EPOLLOUT when the socket is full. */
 void tcp_tx_progress(struct tcp_ep *ep);
+
+/* Write the reads that posts left for the receive path (tcp_tx.c,
+ * read_may_wait()): from every receive pass, whatever it found, and
+ * before a graceful close.  Inline: the receive pass of every busy poll
+ * checks it. */
+static inline void tcp_tx_flush(struct tcp_ep *ep)
+{
+	if (ep->reads_waiting)
+		tcp_tx_progress(ep);
+}
+
+/*
+ * An EP timer's callback (engine pass) takes the EP's lock: true when it
+ * has it.  Held elsewhere, a consumer is in a post or a poll of the EP
+ * right now, so the timer looks again in @again_ns instead: waiting for
+ * the lock would cost the engine thread a sleep and the consumer a
+ * wakeup at its unlock.  (ep->freeing is set under the engine's run,
+ * which the callback holds too.)
+ */
+static inline bool tcp_ep_timer_lock(struct tcp_ep *ep, struct rapt_timer *t,
+				     uint64_t again_ns)
+{
+	if (!pthread_mutex_trylock(&ep->lock))
+		return true;
+	if (!ep->freeing)
+		rapt_timer_arm(ep->ia->eng, t, again_ns);
+	return false;
+}
 /* Send a Terminate, then fail the connection. */
 void tcp_tx_terminate(struct tcp_ep *ep, const struct tcp_term *t);
 bool tcp_tx_idle(struct tcp_ep *ep);
@@ -493,7 +523,6 @@ static inline void tcp_cork_idle(struct tcp_ep *ep)
 /* tcp_rx.c: read and process what the socket has; with ep->lock held.
  * Returns the number of events pushed (>= 0). */
 int tcp_rx_progress(struct tcp_ep *ep);
-void tcp_tx_flush(struct tcp_ep *ep);
 bool tcp_rx_seasoned(const struct tcp_ep *ep);
 bool tcp_rx_heard(const struct tcp_ep *ep);
 void tcp_cm_heard(struct tcp_ep *ep);		/* tcp_conn.c */

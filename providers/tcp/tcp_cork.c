@@ -146,14 +146,8 @@ void tcp_cork_fire(struct rapt_timer *t)
 {
 	struct tcp_ep *ep = rapt_container_of(t, struct tcp_ep, cork);
 
-	/* Busy: the consumer is in a post or a poll of the EP right now,
-	 * and the next look will do (waiting for the lock would cost this
-	 * thread a sleep and the consumer a wakeup). */
-	if (pthread_mutex_trylock(&ep->lock)) {
-		if (!ep->freeing)
-			rapt_timer_arm(ep->ia->eng, t, TCP_CORK_MAX_NS);
-		return;
-	}
+	if (!tcp_ep_timer_lock(ep, t, TCP_CORK_MAX_NS))
+		return;		/* busy: the consumer's next look will do */
 	if (ep->freeing || !corked(ep) || rapt_timer_armed(ep->ia->eng, t))
 		goto out;
 	if (ep->cork_writes != ep->cork_seen ||

@@ -398,6 +398,7 @@ static void ep_forget(struct tcp_ep *ep)
 	ep->crc = false;
 	ep->mpa_rev1 = false;
 	ep->sends_held = false;
+	ep->reads_waiting = false;
 	ep->rtr = 0;
 	ep->rtr_repeat_timed = false;
 	ep->rtr_repeat_close = false;

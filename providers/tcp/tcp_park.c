@@ -101,15 +101,8 @@ void tcp_ep_park_check(struct rapt_timer *t)
 {
 	struct tcp_ep *ep = rapt_container_of(t, struct tcp_ep, park);
 
-	/* Busy: a consumer is in a post or a poll of the EP right now, so
-	 * it is not gone; look again later.  Waiting for the lock would put
-	 * this thread to sleep and cost the consumer a wakeup at its
-	 * unlock: a CPU switch on each check of a streaming EP. */
-	if (pthread_mutex_trylock(&ep->lock)) {
-		if (!ep->freeing)
-			rapt_timer_arm(ep->ia->eng, &ep->park, CM_PARK_NS);
-		return;
-	}
+	if (!tcp_ep_timer_lock(ep, t, CM_PARK_NS))
+		return;		/* busy: a consumer is at work on the EP */
 	if (ep->freeing || ep->io.fd < 0 || !ep->parked ||
 	    rapt_timer_armed(ep->ia->eng, t))
 		goto out;

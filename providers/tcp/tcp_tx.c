@@ -126,8 +126,6 @@ struct tcp_tx {
 	bool pending;			/* a batch waits in @spill */
 	bool more;			/* the builder stopped at a limit */
 	bool batch_rresp;		/* the batch carries Read Response data */
-	bool deferred;			/* reads posted that wait for the
-					 * receive path (read_may_wait()) */
 	uint32_t batch_sq;		/* sq seq: WRs before it end here */
 	uint32_t batch_irq;		/* IRQ entries that end here */
 	/* LMRs the batch's Read Response payloads point into. */
@@ -604,23 +602,10 @@ static void sq_push(struct tcp_ep *ep, bool may_wait)
 	if (ep->sends_held)
 		return;
 	if (may_wait) {
-		ep->tx->deferred = true;
+		ep->reads_waiting = true;
 		return;
 	}
 	tcp_tx_progress(ep);
-}
-
-/**
- * tcp_tx_flush - write the reads that posts left for the receive path
- * @ep: the EP, locked
- *
- * From tcp_rx_progress() (every receive pass, whether it read anything)
- * and before a graceful close.
- */
-void tcp_tx_flush(struct tcp_ep *ep)
-{
-	if (ep->tx && ep->tx->deferred)
-		tcp_tx_progress(ep);
 }
 
 static bool tx_fast_ok(const struct tcp_ep *ep, uint32_t flags,
@@ -1499,7 +1484,7 @@ void tcp_tx_progress(struct tcp_ep *ep)
 	bool large;
 	int ret;
 
-	tx->deferred = false;
+	ep->reads_waiting = false;
 	while (tx_open(ep)) {
 		tx->b = tx->pending ? tx->spill : &local;
 		if (!tx->pending && !tx_build(ep))
