@@ -489,11 +489,15 @@ int vb_evd_progress(void *pevd)
 		/* Inline: the busy-poll path makes one call fewer. */
 		cq_poll(evd);
 	}
-	/* CM events reach the EVD from the engine thread anyway; a consumer
-	 * that busy-polls for them runs a pass now and then itself, and one
-	 * woken through the EVD's fd handles what woke it. */
+	/* CM events reach the EVD from the engine thread anyway, which
+	 * stands aside while a consumer drives.  A consumer that busy-polls
+	 * an EVD of CM streams alone runs a pass at each poll: that pass is
+	 * its poll, and a step of a connection (address, route, reply,
+	 * accept) waits for no 256th poll.  One that polls a CQ too runs a
+	 * pass now and then; one woken through the EVD's fd handles what
+	 * woke it. */
 	if ((evd->streams & VB_EVD_CM_STREAMS) &&
-	    (armed || !(tick_bump(&evd->tick) & VB_DRIVE_MASK)))
+	    (armed || !evd->cq || !(tick_bump(&evd->tick) & VB_DRIVE_MASK)))
 		rapt_engine_drive(ia->eng);
 	return 0;
 }
@@ -512,21 +516,38 @@ int vb_evd_wait_fd(void *pevd, int *fd)
 }
 
 /*
+ * Does a consumer asleep on this EVD wake for the engine's set too (an
+ * EVD with CM streams: vb_evd_wait_fd)?  Then it runs the pass itself when
+ * it wakes, and the engine thread stands aside while it sleeps.  A sleep
+ * on the completion channel alone handles no CM event and no timer: the
+ * engine thread stays in epoll_wait() for those.  Standing aside, it
+ * would wake every 1 to 16 ms to look for them instead, and in dapltest
+ * -T T those looks were most of the system calls rapt made beyond uDAPL's.
+ */
+static bool sleep_drives(const struct vb_evd *evd)
+{
+	return evd->epfd >= 0 || !evd->ch;
+}
+
+/*
  * Arm, then look once more: a completion that came before the arm raises
- * no event.  While the consumer sleeps the engine thread stands aside
- * (its 1 ms look may still take the event; the push then wakes us).
+ * no event.  While the consumer sleeps its channel is its own: the engine
+ * thread leaves it alone (evd_chan_handler parks it).
  */
 int vb_evd_trywait(void *pevd, uint32_t how)
 {
 	struct vb_evd *evd = pevd;
 	struct rapt_engine *eng = evd->ia->eng;
 	bool block = how == RAPT_PROV_WAIT_BLOCK;
+	bool drives = block && sleep_drives(evd);
 	int err, ret = 0;
 
 	/* A blocking wait owns the events of its arm from before the arm
-	 * on (evd_chan_handler), and the engine stands aside from then. */
+	 * on (evd_chan_handler); one that drives the engine's passes makes
+	 * the engine stand aside from then. */
 	if (block) {
-		rapt_engine_sleep_begin(eng);
+		if (drives)
+			rapt_engine_sleep_begin(eng);
 		atomic_store(&evd->sleeping, true);
 	}
 	if (evd->cq) {
@@ -550,7 +571,8 @@ int vb_evd_trywait(void *pevd, uint32_t how)
 out:
 	if (block && ret) {
 		atomic_store(&evd->sleeping, false);
-		rapt_engine_sleep_end(eng);
+		if (drives)
+			rapt_engine_sleep_end(eng);
 	} else if (!block && !ret) {
 		rapt_engine_lease(eng);
 		atomic_store(&evd->fd_armed, true);
@@ -564,7 +586,8 @@ int vb_evd_wait_done(void *pevd)
 	struct rapt_engine *eng = evd->ia->eng;
 
 	atomic_store(&evd->sleeping, false);
-	rapt_engine_sleep_end(eng);
+	if (sleep_drives(evd))
+		rapt_engine_sleep_end(eng);
 	if (evd->cq) {
 		/* Whatever the engine takes from here on, we poll after it. */
 		consumer_touch(evd);
