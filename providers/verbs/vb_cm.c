@@ -15,12 +15,13 @@
  * that use an id run under rapt_engine_call(), so they never race an
  * event handler; the consumer's thread runs them.
  *
- * rdma_connect() may block: kernel siw connects its TCP socket
+ * An iWARP rdma_connect() may block: kernel siw connects its TCP socket
  * synchronously inside it (for a peer that never answers, for as long as
- * the kernel's SYN retries last).  So it runs on the IA's connector
+ * the kernel's SYN retries last).  So there it runs on the IA's connector
  * threads (spawned as needed, at most VB_CONNECTORS), and the connect
  * timeout is the EP's engine timer, which ends the connect with TIMED_OUT
- * whatever the thread is doing.
+ * whatever the thread is doing.  On IB it only sends the REQ and runs on
+ * the runner.
  */
 #include "config.h"
 
@@ -280,8 +281,12 @@ static void ep_disconnected(struct vb_ep *ep, int status)
 }
 
 static void connector_queue(struct vb_ep *ep);
+static void run_connect(struct vb_ia *ia, struct vb_ep *ep);
 
-/* The route is known: connect, on a connector thread. */
+/* The route is known: connect.  An iWARP rdma_connect() may block for as
+ * long as the kernel's TCP connect lasts: it runs on a connector thread.
+ * Elsewhere (IB) it only sends the request: it runs here, on the runner,
+ * without two thread switches per connection. */
 static void route_resolved(struct vb_ep *ep)
 {
 	const char *dev;
@@ -302,7 +307,10 @@ static void route_resolved(struct vb_ep *ep)
 	}
 	ep->in_connector = true;
 	pthread_mutex_unlock(&ep->lock);
-	connector_queue(ep);
+	if (vb_tp->tcp_wire)
+		connector_queue(ep);
+	else
+		run_connect(ep->ia, ep);
 }
 
 static void ep_event(struct vb_ep *ep, const struct cm_ev *c)
