@@ -89,20 +89,25 @@ dat_ratio() {
 			'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }')"
 }
 
-# dat_dapltest TR PROV SIA CIA SADDR READY [SERVER-PREFIX]: one -T S
-# server, -T T and -T P clients, -T Q
-dat_dapltest() {
-	local tr=$1 prov=$2 sia=$3 cia=$4 addr=$5 ready=$6 in=$7 spid c
+# dat_server TR PROV SIA SADDR READY [SERVER-PREFIX]: a dapltest -T S
+# server on a new port, its pid in DAT_SPID and the clients' arguments
+# in DAT_C (with CIA, the client's IA: $DAT_C... below)
+dat_server() {
+	local tr=$1 prov=$2 sia=$3 addr=$4 ready=$5 in=$6
 	local sl=/tmp/dat_${tr}_S.$prov.log
 	DT_PORT=$((DT_PORT + 1))
-	c="-s $addr -n $DT_PORT -D $cia"
-	export RAPT_DAT2_DEBUG=1	# rapt's detail behind each DAT error
+	DAT_C="-s $addr -n $DT_PORT"
 	DAT_T0=$(now)
 	timeout 300 $in dapltest -T S -D "$sia" -n $DT_PORT > $sl 2>&1 &
-	spid=$!
-	wait_for $sl "$ready:$DT_PORT" $spid
+	DAT_SPID=$!
+	wait_for $sl "$ready:$DT_PORT" $DAT_SPID
+}
+
+# dat_tt TR PROV "CLIENT ARGS" ITERATIONS: the two -T T tests
+dat_tt() {
+	local tr=$1 prov=$2 c=$3 i=$4
 	DAT_T0=$(now)
-	timeout 120 dapltest -T T $c -i 1000 -t 1 -w 1 -V \
+	timeout 120 dapltest -T T $c -i $i -t 1 -w 1 -V \
 		client SR 256 server SR 256 > /tmp/t.$prov.log 2>&1
 	dat_judge dat_${tr}_T_sr256 $prov /tmp/t.$prov.log 'Total WQE' 'Total WQE'
 	DAT_T0=$(now)
@@ -110,6 +115,17 @@ dat_dapltest() {
 		client RW 4096 2 client RR 4096 2 server SR 1024 \
 		> /tmp/t.$prov.log 2>&1
 	dat_judge dat_${tr}_T_rdma $prov /tmp/t.$prov.log 'Total WQE' 'Total WQE'
+}
+
+# dat_dapltest TR PROV SIA CIA SADDR READY [SERVER-PREFIX]: one -T S
+# server, -T T and -T P clients, -T Q
+dat_dapltest() {
+	local tr=$1 prov=$2 sia=$3 cia=$4 addr=$5 ready=$6 in=$7 spid c
+	export RAPT_DAT2_DEBUG=1	# rapt's detail behind each DAT error
+	dat_server $tr $prov "$sia" $addr $ready "$in"
+	spid=$DAT_SPID
+	c="$DAT_C -D $cia"
+	dat_tt $tr $prov "$c" 1000
 	DAT_T0=$(now)
 	timeout 120 dapltest -T P $c -i 2000 -m p RW 4096 2 \
 		> /tmp/t.$prov.log 2>&1
@@ -129,7 +145,8 @@ dat_dapltest() {
 	reap $spid 30 > /dev/null
 	unset RAPT_DAT2_DEBUG
 	# the server's side of rapt's failures
-	[ $prov = rapt ] && [ "$FAILED" != "$DAT_FAILED" ] && show "dat_$tr" $sl
+	[ $prov = rapt ] && [ "$FAILED" != "$DAT_FAILED" ] &&
+		show "dat_$tr" /tmp/dat_${tr}_S.$prov.log
 	DAT_FAILED=$FAILED
 }
 
@@ -289,6 +306,8 @@ DAT_iwarp_rapt_S=rapt-iwarp:siw1 DAT_iwarp_rapt_C=rapt-iwarp:siw0
 DAT_iwarp_udapl_S=ofa-v2-siw1 DAT_iwarp_udapl_C=ofa-v2-siw0
 DAT_ib_rapt_S=rapt-ib:rxe2 DAT_ib_rapt_C=rapt-ib:rxe1
 DAT_ib_udapl_S=ofa-v2-rxe2 DAT_ib_udapl_C=ofa-v2-rxe1
+# DAT_DEFINE_ONLY=1: the functions and names only (tests/vm/scripts)
+[ -n "${DAT_DEFINE_ONLY:-}" ] && return 0
 DAT_T0=$(now)
 DAT_FAILED=$FAILED
 dat_setup
