@@ -203,6 +203,19 @@ static void engine_scrub(struct rapt_engine *eng, struct rapt_io *io)
 			eng->batch[i].data.ptr = NULL;
 }
 
+/* rapt_engine_del - kernel-doc in <rapt/provider_util.h> */
+int rapt_engine_del(struct rapt_engine *eng, struct rapt_io *io)
+{
+	if (epoll_ctl(eng->epfd, EPOLL_CTL_DEL, io->fd, NULL)) {
+		eng_err(eng, "epoll_ctl(DEL, fd %d): %m", io->fd);
+		return RAPT_EPROVIDER;
+	}
+	io->events = 0;
+	io->registered = false;
+	engine_scrub(eng, io);
+	return 0;
+}
+
 /**
  * rapt_engine_close - unregister @io and close its socket
  * @eng: the engine @io is registered with (or not yet)

@@ -248,10 +248,34 @@ static void engine_parks(struct vb_evd *evd)
 {
 	struct rapt_engine *eng = evd->ia->eng;
 
-	if (!evd->parked && !rapt_engine_mod(eng, &evd->io, 0))
-		evd->parked = true;
+	/* Out of the set, not an interest of 0: a channel's wakeups carry
+	 * no poll key, so it would still wake the engine's epoll_wait() at
+	 * each completion event (dapltest -T T on rxe: 2,300 to 2,600 times
+	 * a second on each side, each a preemption of the data thread). */
+	if (!atomic_load_explicit(&evd->parked, memory_order_relaxed) &&
+	    !rapt_engine_del(eng, &evd->io))
+		atomic_store_explicit(&evd->parked, true, memory_order_relaxed);
 	if (!rapt_timer_armed(eng, &evd->cq_timer))
 		rapt_timer_arm(eng, &evd->cq_timer, VB_CQ_RECHECK_NS);
+}
+
+/*
+ * A consumer at work on a CQ whose channel the engine still watches
+ * (consumer's thread).  The engine parks a channel when it dispatches one
+ * of its events and finds a consumer there; but a consumer that reads
+ * each event itself leaves the engine nothing to dispatch: epoll_wait()
+ * wakes for the event, finds the channel empty when it checks and sleeps
+ * again, inside the kernel (strace shows nothing), and so does a consumer
+ * asleep on the engine's set.  So the consumer asks, once per watch, for
+ * the park now: the CQ timer, due at once, parks it.
+ */
+static void consumer_claims(struct vb_evd *evd)
+{
+	if (atomic_load_explicit(&evd->parked, memory_order_relaxed) ||
+	    atomic_load_explicit(&evd->park_asked, memory_order_relaxed) ||
+	    atomic_exchange(&evd->park_asked, true))
+		return;
+	rapt_timer_arm(evd->ia->eng, &evd->cq_timer, 0);
 }
 
 /* While a consumer polls the CQ or sleeps on it the engine leaves it
@@ -262,11 +286,11 @@ static void evd_cq_timer_fire(struct rapt_timer *t)
 	struct vb_evd *evd = rapt_container_of(t, struct vb_evd, cq_timer);
 
 	if (consumer_polled(evd) || atomic_load(&evd->sleeping)) {
-		rapt_timer_arm(evd->ia->eng, t, VB_CQ_RECHECK_NS);
+		engine_parks(evd);	/* looks again in VB_CQ_RECHECK_NS */
 		return;
 	}
-	if (evd->parked) {
-		if (rapt_engine_mod(evd->ia->eng, &evd->io, EPOLLIN)) {
+	if (atomic_load_explicit(&evd->parked, memory_order_relaxed)) {
+		if (rapt_engine_add(evd->ia->eng, &evd->io, EPOLLIN)) {
 			/* cannot watch it: keep looking this way */
 			vb_err("%s: cannot watch a completion channel again",
 			       evd->ia->dev);
@@ -274,7 +298,9 @@ static void evd_cq_timer_fire(struct rapt_timer *t)
 			engine_delivers(evd);
 			return;
 		}
-		evd->parked = false;
+		atomic_store_explicit(&evd->parked, false,
+				      memory_order_relaxed);
+		atomic_store(&evd->park_asked, false);
 	}
 	engine_delivers(evd);
 }
@@ -484,6 +510,7 @@ int vb_evd_progress(void *pevd)
 		/* A polling consumer: the engine thread stands aside. */
 		if (armed || !(tick_bump(&evd->lease_tick) & VB_LEASE_MASK))
 			rapt_engine_lease(ia->eng);
+		consumer_claims(evd);
 		if (armed)
 			channel_drain(evd);
 		/* Inline: the busy-poll path makes one call fewer. */
@@ -552,6 +579,7 @@ int vb_evd_trywait(void *pevd, uint32_t how)
 	}
 	if (evd->cq) {
 		consumer_touch(evd);
+		consumer_claims(evd);
 		/* Poll before arming, as uDAPL does: an arm raises a channel
 		 * event at the next completion, which the engine thread then
 		 * wakes for, although we found what we wait for right here. */

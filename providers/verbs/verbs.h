@@ -349,8 +349,10 @@ struct vb_evd {
 	atomic_uint tick;
 	atomic_uint lease_tick;		/* consumer polls, counted */
 	uint32_t engine_tick;		/* lease_tick when the engine looked */
-	bool parked;			/* the engine ignores the channel while
-					 * a consumer takes the CQ (engine) */
+	_Atomic bool parked;		/* the engine ignores the channel while
+					 * a consumer takes the CQ (written by
+					 * the engine) */
+	_Atomic bool park_asked;	/* a consumer asked for the park */
 	struct rapt_timer cq_timer;	/* is the polling consumer gone? */
 	/* The engine watches the channel (a duplicate of its fd) when no
 	 * consumer does: completions reach the EVD with nobody calling in. */

@@ -301,6 +301,22 @@ int rapt_engine_mod(struct rapt_engine *eng, struct rapt_io *io,
 		    uint32_t events);
 
 /**
+ * rapt_engine_del - unregister @io, keeping its fd open
+ * @eng: the engine
+ * @io: a registered io; rapt_engine_add() registers it again
+ *
+ * Runner.  For an fd to be ignored for a while whose wakeups carry no
+ * poll key, such as a verbs completion channel: with an interest of 0
+ * (rapt_engine_mod()) each of its wakeups still wakes an epoll_wait() on
+ * the engine's set, which only then finds nothing to report and sleeps
+ * again, inside the kernel, and so does any poll() of the engine's fd.
+ * Clears @io->events and @io->registered.
+ *
+ * Return: 0, RAPT_EPROVIDER (an epoll_ctl() error, logged).
+ */
+int rapt_engine_del(struct rapt_engine *eng, struct rapt_io *io);
+
+/**
  * rapt_engine_close - unregister @io and close its socket
  * @eng: the engine @io is registered with (or not yet)
  * @io: its fd is closed and set to -1; nothing happens if it is -1
