@@ -9,6 +9,8 @@
 #       tests/vm/run-vm.sh build-rel
 #
 # DAT_TESTS narrows the tests: any of "tt dtestcm dtest" (default all).
+# The VM does not see the host's environment: set DAT_ROUNDS and
+# DAT_TESTS in a copy of this file (sed) and run that copy.
 #
 # shellcheck shell=sh
 DAT_DEFINE_ONLY=1
