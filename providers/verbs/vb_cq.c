@@ -250,7 +250,7 @@ static void engine_parks(struct vb_evd *evd)
 
 	/* Out of the set, not an interest of 0: a channel's wakeups carry
 	 * no poll key, so it would still wake the engine's epoll_wait() at
-	 * each completion event (dapltest -T T on rxe: 2,300 to 2,600 times
+	 * each completion event (dapltest -T T on rxe: 2,100 to 2,600 times
 	 * a second on each side, each a preemption of the data thread). */
 	if (!atomic_load_explicit(&evd->parked, memory_order_relaxed) &&
 	    !rapt_engine_del(eng, &evd->io))
