@@ -656,11 +656,10 @@ static void pipe_engine_stop(struct pipe_io *p)
 	CU_ASSERT_EQUAL(fired.bad, 0);
 }
 
-static void pipe_del(void *arg)
+/* rapt_engine_del() of @arg, a struct rapt_io (on the runner). */
+static void io_del(void *arg)
 {
-	struct pipe_io *p = arg;
-
-	CU_ASSERT_EQUAL(rapt_engine_del(test_eng, &p->io), 0);
+	CU_ASSERT_EQUAL(rapt_engine_del(test_eng, arg), 0);
 }
 
 /* Whether the engine's epoll set reports @io (without blocking). */
@@ -688,7 +687,7 @@ static void test_engine_del(void)
 	fd = p.io.fd;
 	CU_ASSERT_EQUAL(write(p.wfd, "1", 1), 1);
 	CU_ASSERT_EQUAL(wait_fired(1), 1);
-	rapt_engine_call(test_eng, pipe_del, &p);
+	rapt_engine_call(test_eng, io_del, &p.io);
 	CU_ASSERT_FALSE(p.io.registered);
 	CU_ASSERT_EQUAL(p.io.events, 0);
 	CU_ASSERT_EQUAL(p.io.fd, fd);
@@ -776,11 +775,6 @@ static void task_wait_asleep(const char *task)
 static void note_handler(struct rapt_io *io, uint32_t events)
 {
 	note('!', false);
-}
-
-static void io_del(void *arg)
-{
-	CU_ASSERT_EQUAL(rapt_engine_del(test_eng, arg), 0);
 }
 
 /*
