@@ -106,7 +106,7 @@ static void usage(FILE *f)
 "                       round trips (4 buckets per doubling)\n"
 "      --unsignaled     lat_send: both sides ask a completion for every\n"
 "                       16th send only, and a round trip ends with the\n"
-"                       reply (as perftest's ib_send_lat)\n"
+"                       reply (as ib_send_lat with -t 16 -Q 16)\n"
 "      --think US       latency tests: the client pauses US microseconds\n"
 "                       between round trips without calling rapt (an\n"
 "                       application computing); the server waits meanwhile\n"

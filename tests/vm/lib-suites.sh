@@ -88,7 +88,8 @@ conf_2host() {
 
 # --- perf against perftest -------------------------------------------------
 # The VM is emulated (TCG), so only ratios count: rapt_perf and perftest
-# alternate PERF_ROUNDS times on the same devices, the medians compare.
+# alternate PERF_ROUNDS times on the same devices; the verdict takes the
+# median of the rounds' ratios (perf_pair_ratio).
 # A suite sets PERF_IN (server prefix), PERF_RS/PERF_RC (rapt_perf server
 # and client), PERF_PT_S/PERF_PT_C (perftest's -d and address arguments)
 # and PERF_READY (how a server shows it listens: peerport, a TCP listener
@@ -193,16 +194,27 @@ pt_col() {
 }
 
 # perf_rounds NAME UNIT: each round's pair and its ratio, in run order
-# (an INFO line: what the medians hide)
+# (an INFO line: what the medians hide); rounds where one program gave no
+# figure are left out (/tmp/NAME.pairs holds "rapt perftest" per round)
 perf_rounds() {
-	info "$1 rounds ($2, rapt/perftest): $(paste -d' ' /tmp/$1.rapt.v /tmp/$1.pt.v |
-		awk '{ printf "%s/%s=%.2f ", $1, $2, ($2 > 0 ? $1 / $2 : 0) }')"
+	info "$1 rounds ($2, rapt/perftest): $(awk '{
+		printf "%s/%s=%.2f ", $1, $2, ($2 > 0 ? $1 / $2 : 0) }' /tmp/$1.pairs)"
 }
 
-# perf_report NAME UNIT RAPT PT KIND(lat|bw): a "RAPTVM PERF" line
+# perf_pair_ratio NAME: the median of the per-round ratios.  Each round
+# runs the two programs back to back, so a round's ratio sees one state
+# of the shared host; the ratio of the two medians mixes rounds taken at
+# different speeds (a slow spell in some perftest rounds moved a ratio
+# of medians to 0.83 where every round but one said 1.15 or 0.92-1.29).
+perf_pair_ratio() {
+	awk '$2 > 0 { printf "%.4f\n", $1 / $2 }' /tmp/$1.pairs | median
+}
+
+# perf_report NAME UNIT RAPT PT KIND(lat|bw): a "RAPTVM PERF" line; RAPT
+# and PT are the medians, the ratio is perf_pair_ratio's
 perf_report() {
 	local name=$1 unit=$2 r=$3 p=$4 kind=$5 ratio verdict target
-	ratio=$(awk -v a="$r" -v b="$p" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "nan" }')
+	ratio=$(perf_pair_ratio $name | awk '$1 != "nan" { printf "%.2f", $1; next } { print }')
 	if [ $kind = lat ]; then
 		target="<= 1.10"
 		verdict=$(awk -v x="$ratio" 'BEGIN { print (x != "nan" && x <= 1.10) ? "PASS" : "MISS" }')
@@ -223,28 +235,35 @@ pt_left_out() {
 
 perf_pair_lat() {	# perf_pair_lat NAME RAPT_TEST PT_PROG HALVE
 	local name=$1 test=$2 pt=$3 halve=$4 i t0 rc=0
+	local rv pv
 	: > /tmp/$name.rapt.v
 	: > /tmp/$name.pt.v
+	: > /tmp/$name.pairs
 	t0=$(now)
 	for i in $(seq $PERF_ROUNDS); do
+		rv= pv=
 		if perf_run ${name}_rapt "$PERF_PIN_S $PERF_RS -t $test -s 8 -n $PERF_ITERS" \
 			"$PERF_PIN_C $PERF_RC -t $test -s 8 -n $PERF_ITERS" \
 			/tmp/$name.rapt.out -P; then
-			rapt_field /tmp/$name.rapt.out rtt_med_us |
-				awk -v h=$halve '{ printf "%.2f\n", h ? $1 / 2 : $1 }' \
-				>> /tmp/$name.rapt.v
+			rv=$(rapt_field /tmp/$name.rapt.out rtt_med_us |
+				awk -v h=$halve '{ printf "%.2f\n", h ? $1 / 2 : $1 }')
+			echo "$rv" >> /tmp/$name.rapt.v
 		else
 			rc=1
 		fi
 		if perf_run ${name}_pt "$PERF_PIN_S $pt -R $PERF_PT_S -s 8 -n $PERF_ITERS" \
 			"$PERF_PIN_C $pt -R $PERF_PT_C -s 8 -n $PERF_ITERS" \
 			/tmp/$name.pt.out -p 1; then
-			pt_col /tmp/$name.pt.out 5 >> /tmp/$name.pt.v
+			pv=$(pt_col /tmp/$name.pt.out 5)
+			echo "$pv" >> /tmp/$name.pt.v
 		else
 			pt_left_out ${name}_pt
 		fi
+		[ -n "$rv" ] && [ -n "$pv" ] && echo "$rv $pv" >> /tmp/$name.pairs
 	done
 	[ -s /tmp/$name.pt.v ] || rc=1	# no yardstick at all
+	info "$name: perftest's $(grep -m 1 'TX depth' /tmp/$name.pt.out |
+		tr -s ' ')"
 	perf_rounds $name us
 	perf_report $name us "$(median < /tmp/$name.rapt.v)" \
 		"$(median < /tmp/$name.pt.v)" lat
@@ -253,24 +272,30 @@ perf_pair_lat() {	# perf_pair_lat NAME RAPT_TEST PT_PROG HALVE
 
 perf_pair_bw() {	# perf_pair_bw NAME
 	local name=$1 i t0 rc=0
+	local rv pv
 	: > /tmp/$name.rapt.v
 	: > /tmp/$name.pt.v
+	: > /tmp/$name.pairs
 	t0=$(now)
 	for i in $(seq $PERF_ROUNDS); do
+		rv= pv=
 		if perf_run ${name}_rapt "$PERF_PIN_S $PERF_RS -t bw_write -s 65536 -n $PERF_BW_ITERS" \
 			"$PERF_PIN_C $PERF_RC -t bw_write -s 65536 -n $PERF_BW_ITERS -w $PERF_BW_WINDOW" \
 			/tmp/$name.rapt.out -P; then
-			rapt_field /tmp/$name.rapt.out MBps >> /tmp/$name.rapt.v
+			rv=$(rapt_field /tmp/$name.rapt.out MBps)
+			echo "$rv" >> /tmp/$name.rapt.v
 		else
 			rc=1
 		fi
 		if perf_run ${name}_pt "$PERF_PIN_S ib_write_bw -R $PERF_PT_S -s 65536 -n $PERF_BW_ITERS -t $PERF_BW_WINDOW" \
 			"$PERF_PIN_C ib_write_bw -R $PERF_PT_C -s 65536 -n $PERF_BW_ITERS -t $PERF_BW_WINDOW" \
 			/tmp/$name.pt.out -p 1; then
-			pt_col /tmp/$name.pt.out 4 >> /tmp/$name.pt.v
+			pv=$(pt_col /tmp/$name.pt.out 4)
+			echo "$pv" >> /tmp/$name.pt.v
 		else
 			pt_left_out ${name}_pt
 		fi
+		[ -n "$rv" ] && [ -n "$pv" ] && echo "$rv $pv" >> /tmp/$name.pairs
 	done
 	[ -s /tmp/$name.pt.v ] || rc=1	# no yardstick at all
 	perf_rounds $name MB/s

@@ -186,7 +186,7 @@ ib_conf() {
 
 ib_perf() {
 	perf_on_rxe
-	perf_pair_lat send_lat_ib "lat_send --unsignaled" ib_send_lat 1
+	perf_pair_lat send_lat_ib lat_send ib_send_lat 1
 	perf_pair_lat read_lat_ib lat_read ib_read_lat 0
 	perf_pair_bw write_bw_ib
 }

@@ -5,8 +5,10 @@
  * lat_send: the client posts a receive, then a send; the server echoes
  *   each message from the buffer it landed in, with its next receive
  *   already posted.  A round trip ends when the client has both the
- *   reply's receive completion and its own send completion.  With
- *   --unsignaled, as perftest's ib_send_lat: both sides post their sends
+ *   reply's receive completion and its own send completion, as
+ *   perftest's ib_send_lat does by default (TX depth 1, so every send is
+ *   signalled and its completion polled).  With --unsignaled, as
+ *   ib_send_lat -t 16 -Q 16: both sides post their sends
  *   with RAPT_POST_SUPPRESS but every PERF_SIG_EVERY-th (and the last),
  *   whose completion also frees the queue slots of the suppressed ones
  *   before it, and a round trip ends with the reply (a signalled send's

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # A VM_SCRIPT (tests/vm/run-vm.sh): the user-space instructions of the
 # clients of rapt_perf lat_read, ib_read_lat, rapt_perf lat_send
-# --unsignaled and ib_send_lat on rxe, under callgrind (docs/performance.md,
+# and ib_send_lat on rxe, under callgrind (docs/performance.md,
 # "Where the remaining rxe gap is").  Each profile comes back on the console
 # as one base64 line.  Run as root from the source tree:
 #
@@ -32,7 +32,7 @@ cg() {
 }
 cg rapt "$PERF_RS" "$PERF_RC -t lat_read" -P
 cg pt "ib_read_lat -R $PERF_PT_S -s 8 -n 2000" "ib_read_lat -R $PERF_PT_C" -p
-cg rapts "$PERF_RS" "$PERF_RC -t lat_send --unsignaled" -P
+cg rapts "$PERF_RS" "$PERF_RC -t lat_send" -P
 cg pts "ib_send_lat -R $PERF_PT_S -s 8 -n 2000" "ib_send_lat -R $PERF_PT_C" -p
 for f in rapt pt rapts pts; do
 	[ -f /tmp/cg.$f ] && info "CGDATA $f $(gzip -9 < /tmp/cg.$f | base64 -w0)"
