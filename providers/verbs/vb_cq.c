@@ -44,8 +44,13 @@
  * 256 polls stay well inside the engine's shortest look (1 ms). */
 #define VB_LEASE_MASK	255u
 /* How often the engine looks whether a polling consumer has stopped
- * (each look is a wakeup of the engine thread while the consumer runs). */
+ * (each look is a wakeup of the engine thread while the consumer runs):
+ * after 10 ms, and each look that finds the consumer still there doubles
+ * the wait, up to 80 ms.  An EVD whose consumer stops without sleeping on
+ * it sees its completions pushed (its count, an overflow) that much
+ * later; one that sleeps or polls again takes them itself. */
 #define VB_CQ_RECHECK_NS	10000000ull
+#define VB_CQ_RECHECK_MAX_NS	80000000ull
 /* After the engine delivered completions nobody polled for, the CQ stays
  * unarmed this long: a consumer working through them comes back to an
  * empty EVD within it and takes the CQ over (see engine_delivers). */
@@ -242,7 +247,7 @@ static void engine_delivers(struct vb_evd *evd)
  * A consumer takes the CQ (polls it, or sleeps on its channel): the
  * engine stops watching the channel, whose events are the consumer's
  * (each one would wake the thread for nothing), and looks again in
- * VB_CQ_RECHECK_NS.
+ * evd->recheck_ns.
  */
 static void engine_parks(struct vb_evd *evd)
 {
@@ -256,7 +261,7 @@ static void engine_parks(struct vb_evd *evd)
 	    !rapt_engine_del(eng, &evd->io))
 		atomic_store_explicit(&evd->parked, true, memory_order_relaxed);
 	if (!rapt_timer_armed(eng, &evd->cq_timer))
-		rapt_timer_arm(eng, &evd->cq_timer, VB_CQ_RECHECK_NS);
+		rapt_timer_arm(eng, &evd->cq_timer, evd->recheck_ns);
 }
 
 /*
@@ -286,9 +291,17 @@ static void evd_cq_timer_fire(struct rapt_timer *t)
 	struct vb_evd *evd = rapt_container_of(t, struct vb_evd, cq_timer);
 
 	if (consumer_polled(evd) || atomic_load(&evd->sleeping)) {
-		engine_parks(evd);	/* looks again in VB_CQ_RECHECK_NS */
+		/* Still there after a look: the next one comes later (the
+		 * dapltest -T T data threads of rxe and siw, each on a CQ
+		 * of its own, woke their engine threads 100 times a second
+		 * with a fixed 10 ms). */
+		if (atomic_load_explicit(&evd->parked, memory_order_relaxed) &&
+		    evd->recheck_ns < VB_CQ_RECHECK_MAX_NS)
+			evd->recheck_ns *= 2;
+		engine_parks(evd);
 		return;
 	}
+	evd->recheck_ns = VB_CQ_RECHECK_NS;
 	if (atomic_load_explicit(&evd->parked, memory_order_relaxed)) {
 		if (rapt_engine_add(evd->ia->eng, &evd->io, EPOLLIN)) {
 			/* cannot watch it: keep looking this way */
@@ -438,6 +451,7 @@ static struct vb_evd *evd_alloc(struct vb_ia *ia, struct rapt_core_evd *cevd,
 	evd->epfd = -1;
 	evd->io.fd = -1;
 	rapt_timer_init(&evd->cq_timer, evd_cq_timer_fire);
+	evd->recheck_ns = VB_CQ_RECHECK_NS;
 	rapt_lock_init(&evd->poll_lock);
 	return evd;
 }

@@ -354,6 +354,7 @@ struct vb_evd {
 					 * the engine) */
 	_Atomic bool park_asked;	/* a consumer asked for the park */
 	struct rapt_timer cq_timer;	/* is the polling consumer gone? */
+	uint64_t recheck_ns;		/* the timer's next look (engine) */
 	/* The engine watches the channel (a duplicate of its fd) when no
 	 * consumer does: completions reach the EVD with nobody calling in. */
 	struct rapt_io io;
