@@ -568,7 +568,15 @@ struct srv_conn {
 	long rss_base, rss;
 	int fds_base, fds;
 	bool conns;
+	uint32_t ctl_tick;	/* srv_loop: events since the last look */
 };
+
+/* The control channel is looked at when no connection event came for a
+ * wait (the client's DONE comes after its last connection), and every
+ * SRV_CTL_EVERY events besides: not after each event, which would put a
+ * poll of another EVD on every connection's path (the peers' servers
+ * have no such channel). */
+#define SRV_CTL_EVERY	64
 
 static int srv_listen(struct perf_side *s, struct srv_conn *c,
 		      uint64_t window)
@@ -730,14 +738,19 @@ static int srv_loop(struct perf_side *s, struct srv_conn *c, int last_done)
 	struct rapt_event ev;
 	int ret = 0, dones = 0;
 
+	bool idle;
+
 	while (!ret && dones < last_done) {
 		ret = srv_wait(s, c, &ev);
+		idle = ret == RAPT_ETIMEDOUT || ret == RAPT_EAGAIN;
 		if (!ret)
 			ret = srv_conn_event(s, c, &ev);
-		else if (ret == RAPT_ETIMEDOUT || ret == RAPT_EAGAIN)
+		else if (idle)
 			ret = 0;
-		if (!ret)
+		if (!ret && (idle || ++c->ctl_tick == SRV_CTL_EVERY)) {
+			c->ctl_tick = 0;
 			ret = srv_poll_ctl(s, c, &dones);
+		}
 		if (!ret && srv_ready_to_ack(c))
 			ret = srv_ack(s, c);
 	}
