@@ -329,6 +329,8 @@ struct tcp_ep {
 					 * settle time (tcp_conn.c) */
 	bool consumer_close;		/* the consumer ends it (disconnect,
 					 * free): the settle time holds */
+	bool peer_tcp;			/* the peer is rapt's tcp provider
+					 * (its mark, tcp_handshake.c) */
 	uint64_t rtr_at_ns;		/* when the RTR was queued */
 	uint16_t ird, ord;		/* negotiated */
 	uint32_t max_ulpdu;		/* ULPDU bytes (DDP/RDMAP header and
@@ -339,6 +341,8 @@ struct tcp_ep {
 					 * message that needs it) */
 	struct rapt_timer timer;	/* tcp_conn.c: connect, RTR, close
 					 * timeouts */
+	struct rapt_timer bound;	/* tcp_ep.c: an active socket's
+					 * peer-timeout bound, set late */
 	struct tcp_wrq sq;		/* sends, writes, reads in order */
 	struct tcp_wrq rq;		/* posted receives; with an SRQ, the
 					 * one a message is filling */

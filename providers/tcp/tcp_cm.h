@@ -59,6 +59,15 @@
 
 #define CM_CR_WATCH_NS		1000000ull	/* undecided CR: registered */
 
+/* The mark of rapt's tcp provider after rapt's framed private data
+ * (tcp_handshake.c, tcp_cm_mark_add). */
+#define TCP_CM_MARK_LEN		4
+
+/* An active socket gets its peer-timeout bound (keepalive, user timeout)
+ * once it has lived this long: five setsockopt()s off every connect, at
+ * most a tenth of the smallest bound (RAPT_PEER_TIMEOUT_MIN_MS) late. */
+#define CM_BOUND_DELAY_NS	100000000ull
+
 /* Per-EP connection state beyond struct tcp_ep (ep->cm). */
 /* An IPv4 or IPv6 socket address, kept small (not a sockaddr_storage). */
 union cm_sa {
@@ -113,6 +122,7 @@ struct tcp_cr {
 	bool crc;
 	uint8_t rtr;
 	uint16_t ird, ord;
+	bool peer_tcp;			/* the request bore the mark */
 	struct tcp_cap *cap;		/* RAPT_TCP_CAPTURE, or NULL */
 	union cm_sa raddr;		/* from accept4() */
 	struct cm_part part;		/* the request, if in pieces */
@@ -174,6 +184,7 @@ void tcp_cm_part_free(struct cm_part *part);
 int tcp_cm_read_frame(int fd, struct tcp_cap *cap, struct cm_part *part,
 		      uint8_t *buf, int type, struct tcp_mpa_frame *f);
 int tcp_cm_send_hs(struct tcp_ep *ep);
+bool tcp_cm_mark_take(const void *pdata, uint16_t *len);
 int tcp_cm_build_request(struct tcp_ep *ep, const void *pdata,
 			 size_t len, uint8_t *buf);
 void tcp_cm_connect_failed(struct tcp_ep *ep, int err);
@@ -204,6 +215,7 @@ void tcp_cm_set_parked(struct tcp_ep *ep, bool parked);
 bool tcp_ep_polled(struct tcp_ep *ep);
 void tcp_ep_park(struct tcp_ep *ep);
 void tcp_ep_park_check(struct rapt_timer *t);
+void tcp_ep_bound_fire(struct rapt_timer *t);
 
 /* tcp_listen.c */
 void tcp_cr_close_free(struct tcp_cr *cr);

@@ -159,15 +159,19 @@ void tcp_cm_nudge_start(struct tcp_ep *ep)
  * Whether the peer has spoken since our RTR: an FPDU read, or bytes (or
  * its close) waiting in the socket, unread (rapt's responder: the Read
  * RTR's response, which a consumer closing right after ESTABLISHED often
- * finds there).
+ * finds there).  Once it has, no repeat of the RTR is owed any more: the
+ * next question costs no recv().
  */
-static bool cm_peer_spoke(const struct tcp_ep *ep)
+static bool cm_peer_spoke(struct tcp_ep *ep)
 {
 	uint8_t b;
 
-	return tcp_rx_heard(ep) ||
-	       (ep->io.fd >= 0 &&
-		recv(ep->io.fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) >= 0);
+	if (!tcp_rx_heard(ep) &&
+	    (ep->io.fd < 0 ||
+	     recv(ep->io.fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) < 0))
+		return false;
+	ep->rtr_repeat_timed = ep->rtr_repeat_close = false;
+	return true;
 }
 
 /* What is left of the RTR's settle time by the clock alone. */
@@ -180,7 +184,7 @@ static uint64_t cm_settle_time_left(const struct tcp_ep *ep)
 }
 
 /* How long a close must still wait for the RTR's settle time; 0: none. */
-static uint64_t cm_settle_left(const struct tcp_ep *ep)
+static uint64_t cm_settle_left(struct tcp_ep *ep)
 {
 	uint64_t left;
 
@@ -285,6 +289,7 @@ void tcp_cm_close(struct tcp_ep *ep, bool abort)
 	ep->fin_held = false;
 	rapt_timer_cancel(ep->ia->eng, &ep->timer);
 	rapt_timer_cancel(ep->ia->eng, &ep->park);
+	rapt_timer_cancel(ep->ia->eng, &ep->bound);
 	tcp_cm_set_parked(ep, false);
 	free(ep->cm->hs);
 	ep->cm->hs = NULL;

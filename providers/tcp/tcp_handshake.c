@@ -144,12 +144,72 @@ static void cm_terminate(int fd, struct tcp_cap *cap, uint8_t ecode,
 }
 
 /* ------------------------------------------------------------------ */
+/* The mark: two rapt tcp providers know each other                   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Four bytes after rapt's framed private data, in a request and in an
+ * accepting reply, where the field has room for them.  A rapt peer on any
+ * provider takes the consumer's bytes by the header's exact length and
+ * never sees them (IB pads the field the same way); raw private data (a
+ * foreign peer's) is never marked.  With both ends marked the responder
+ * picks the Write RTR and the initiator keeps no settle time (tcp_conn.c):
+ * that is for siw as responder, and between two of us neither the Read
+ * RTR's response nor a FIN held for it has any use.  rapt over kernel siw
+ * frames its private data as well but never marks it.
+ */
+static const uint8_t cm_mark[TCP_CM_MARK_LEN] = { 'r', 't', 'c', 'p' };
+
+/* Whether @len bytes at @pdata are exactly rapt's framed private data. */
+static bool cm_framed(const void *pdata, size_t len)
+{
+	struct rapt_pdata_view v;
+
+	return pdata && !rapt_prov_pdata_parse(pdata, len, &v) &&
+	       !v.foreign && len == RAPT_PDATA_HEADER_LEN + v.len;
+}
+
+/* @pdata with the mark after it in @out, if it takes one: the new length,
+ * else 0 (send @pdata as it is). */
+static size_t cm_mark_add(const void *pdata, size_t len, uint8_t *out)
+{
+	if (len + TCP_CM_MARK_LEN > TCP_MPA_ULP_PD_MAX ||
+	    !cm_framed(pdata, len))
+		return 0;
+	memcpy(out, pdata, len);
+	memcpy(out + len, cm_mark, TCP_CM_MARK_LEN);
+	return len + TCP_CM_MARK_LEN;
+}
+
+/**
+ * tcp_cm_mark_take - whether received private data bears the mark
+ * @pdata: the field as received
+ * @len: its length; shortened by the mark when it has one
+ *
+ * Return: true if the peer is rapt's tcp provider.
+ */
+bool tcp_cm_mark_take(const void *pdata, uint16_t *len)
+{
+	size_t n = *len;
+
+	if (n < RAPT_PDATA_HEADER_LEN + TCP_CM_MARK_LEN ||
+	    memcmp((const uint8_t *)pdata + n - TCP_CM_MARK_LEN, cm_mark,
+		   TCP_CM_MARK_LEN) ||
+	    !cm_framed(pdata, n - TCP_CM_MARK_LEN))
+		return false;
+	*len = (uint16_t)(n - TCP_CM_MARK_LEN);
+	return true;
+}
+
+/* ------------------------------------------------------------------ */
 /* Active side                                                        */
 /* ------------------------------------------------------------------ */
 
 int tcp_cm_build_request(struct tcp_ep *ep, const void *pdata,
 			 size_t len, uint8_t *buf)
 {
+	uint8_t marked[TCP_MPA_ULP_PD_MAX];
+	size_t mlen;
 	struct tcp_mpa_frame f = {
 		.type = TCP_MPA_REQUEST,
 		.rev = TCP_MPA_REV2,
@@ -164,6 +224,11 @@ int tcp_cm_build_request(struct tcp_ep *ep, const void *pdata,
 
 	if (len > TCP_MPA_ULP_PD_MAX)
 		return RAPT_ELENGTH;
+	mlen = cm_mark_add(pdata, len, marked);
+	if (mlen) {
+		f.pdata = marked;
+		f.pdata_len = (uint16_t)mlen;
+	}
 	return tcp_mpa_build(&f, buf, CM_FRAME_MAX);
 }
 
@@ -252,7 +317,10 @@ static void cm_active_ready(struct tcp_ep *ep, const struct tcp_mpa_frame *f)
 			return;		/* tcp_cm_fail() reported it */
 	}
 	tcp_ep_set_state(ep, TCP_EP_RTS);
-	if (ep->rtr)
+	/* The settle time is siw's (tcp_conn.c): not for a marked reply
+	 * that picked the Write RTR.  A Read RTR's response is still due,
+	 * and a close waits for it as before. */
+	if (ep->rtr && !(ep->peer_tcp && ep->rtr == TCP_MPA_RTR_WRITE))
 		tcp_cm_nudge_start(ep);
 	tcp_cm_event(ep, RAPT_EV_ESTABLISHED, 0, 0, f->pdata, f->pdata_len, 0);
 	tcp_tx_progress(ep);
@@ -288,6 +356,8 @@ void tcp_cm_read_reply(struct tcp_ep *ep, uint32_t events, int send_err)
 	if (n > 0 && f.type != TCP_MPA_REPLY)
 		n = TCP_WIRE_EKEY;
 	if (n > 0) {
+		ep->peer_tcp = !f.reject && tcp_cm_mark_take(f.pdata,
+							     &f.pdata_len);
 		cm_reply(ep, &f);
 		return;
 	}
@@ -390,7 +460,7 @@ void tcp_cm_progress(struct tcp_ep *ep)
 
 /* Settle CRC, IRD/ORD and the RTR for a request; the reply's fields. */
 static void cm_negotiate_request(struct tcp_ep *ep, const struct tcp_cr *cr,
-				 struct tcp_mpa_frame *f)
+				 bool marked, struct tcp_mpa_frame *f)
 {
 	ep->crc = cr->crc || ep->ia->crc_request;
 	ep->mpa_rev1 = cr->rev == TCP_MPA_REV1;
@@ -411,9 +481,13 @@ static void cm_negotiate_request(struct tcp_ep *ep, const struct tcp_cr *cr,
 		 * (tcp_mpa_parse refused a request that offers neither).
 		 * The Read RTR's zero-length response tells the requester
 		 * that we have its RTR, which lets it close at once (see
-		 * tcp_conn.c, the RTR's settle time). */
+		 * tcp_conn.c, the RTR's settle time).  A requester that is
+		 * rapt's tcp provider, answered with the mark, keeps no
+		 * settle time: Write, which needs no response. */
 		ep->cm->p2p = true;
-		if ((cr->rtr & TCP_MPA_RTR_READ) && cr->ord)
+		if (marked && (cr->rtr & TCP_MPA_RTR_WRITE))
+			ep->rtr = TCP_MPA_RTR_WRITE;
+		else if ((cr->rtr & TCP_MPA_RTR_READ) && cr->ord)
 			ep->rtr = TCP_MPA_RTR_READ;
 		else if (cr->rtr & TCP_MPA_RTR_WRITE)
 			ep->rtr = TCP_MPA_RTR_WRITE;
@@ -464,15 +538,20 @@ static void cm_passive_ready(struct tcp_ep *ep)
 int tcp_cm_accept_locked(struct tcp_ep *ep, struct tcp_cr *cr,
 			 const struct cr_decision *d, uint8_t **hs)
 {
+	uint8_t marked[TCP_MPA_ULP_PD_MAX];
 	struct tcp_mpa_frame f;
 	int len, ret, send_err;
+	size_t mlen = 0;
 	bool watched;
 
 	if (ep->state != TCP_EP_IDLE)
 		return RAPT_ESTATE;
-	cm_negotiate_request(ep, cr, &f);
-	f.pdata = d->pdata;
-	f.pdata_len = (uint16_t)d->pdata_len;
+	if (d->pdata_len <= TCP_MPA_ULP_PD_MAX)
+		mlen = cm_mark_add(d->pdata, d->pdata_len, marked);
+	ep->peer_tcp = cr->peer_tcp;
+	cm_negotiate_request(ep, cr, cr->peer_tcp && mlen, &f);
+	f.pdata = mlen ? marked : d->pdata;
+	f.pdata_len = (uint16_t)(mlen ? mlen : d->pdata_len);
 	len = tcp_mpa_build(&f, *hs, CM_FRAME_MAX);
 	if (len < 0)
 		return len;

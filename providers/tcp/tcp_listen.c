@@ -169,15 +169,17 @@ static void cr_arrived(struct tcp_cr *cr, const struct tcp_mpa_frame *f)
 	struct rapt_core_psp *cpsp = cr->psp->cpsp;
 	struct rapt_prov_request req;
 	struct rapt_prov_verdict v;
+	uint16_t len = f->pdata_len;
 	union cm_sa la;
 	int ret;
 
 	rapt_timer_cancel(cr->psp->ia->eng, &cr->timer);
 	rapt_prov_psp_hs_end(cpsp, RAPT_HS_DONE);
 	cr_keep(cr, f);
+	cr->peer_tcp = tcp_cm_mark_take(f->pdata, &len);
 	memset(&req, 0, sizeof(req));
 	req.pdata = f->pdata;
-	req.pdata_len = f->pdata_len;
+	req.pdata_len = len;
 	req.rdma_read_in = f->enhanced ? f->ird : 0;
 	req.rdma_read_out = f->enhanced ? f->ord : 0;
 	tcp_cm_sa_get(&cr->raddr, &req.remote_addr);

@@ -129,11 +129,15 @@ void tcp_sock_send_frame(int fd, struct tcp_cap *cap, const uint8_t *buf,
 void tcp_sock_drain(int fd)
 {
 	uint8_t buf[512];
+	ssize_t n;
 	int i;
 
-	for (i = 0; i < 128; i++)
-		if (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) <= 0)
+	/* Less than asked for: the queue was empty after it. */
+	for (i = 0; i < 128; i++) {
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < (ssize_t)sizeof(buf))
 			return;
+	}
 }
 
 /*

@@ -307,12 +307,17 @@ static const uint8_t rtr_read[52] = {
 	0, 0, 0, 0,				/* CRC field, C not set */
 };
 
+/* The mark rapt's tcp provider puts after its framed private data. */
+#define MARK_LEN	4
+static const uint8_t mark[MARK_LEN] = { 'r', 't', 'c', 'p' };
+
 /* A plain socket listens, @ep connects to it without private data, the
- * socket is accepted as *@fd and the 28-byte request read. */
+ * socket is accepted as *@fd and the 32-byte request read: rapt's
+ * header with no consumer bytes, and the mark. */
 static int raw_responder(struct side *s, int *lfd, int *fd,
 			 struct rapt_ep **ep)
 {
-	uint8_t b[28];
+	uint8_t b[28 + MARK_LEN];
 	uint16_t port;
 
 	*lfd = plain_listen(&port);
@@ -321,6 +326,7 @@ static int raw_responder(struct side *s, int *lfd, int *fd,
 	TOK(rapt_ep_connect(*ep, lo_addr(), port, NULL, 0, 5000000));
 	*fd = accept(*lfd, NULL, NULL);
 	T(*fd >= 0 && read_full(*fd, b, sizeof(b)) == sizeof(b));
+	T(b[19] == 4 + 4 + MARK_LEN && !memcmp(b + 28, mark, MARK_LEN));
 	return 0;
 }
 
@@ -627,7 +633,7 @@ static int bad_peer(bool garbage)
 	TOK(rapt_ep_connect(ep, lo_addr(), port, "hi", 2, 5000000));
 	fd = accept(lfd, NULL, NULL);
 	T(fd >= 0);
-	T(read_full(fd, req, 20 + 4 + 4 + 2) == 30);
+	T(read_full(fd, req, 20 + 4 + 4 + 2 + MARK_LEN) == 30 + MARK_LEN);
 	if (garbage)
 		T(write(fd, junk, sizeof(junk) - 1) > 0);
 	else
@@ -1202,12 +1208,14 @@ static int wire_initiator(void)
 	TOK(rapt_ep_connect(ep, lo_addr(), port, "abc", 3, 5000000));
 	fd = accept(lfd, NULL, NULL);
 	T(fd >= 0);
-	/* Rev 2, E (no C: RAPT_TCP_CRC is unset), PD 4 + rapt hdr 4 + 3. */
-	T(read_full(fd, b, 31) == 31);
+	/* Rev 2, E (no C: RAPT_TCP_CRC is unset), PD 4 + rapt hdr 4 + 3
+	 * + the mark. */
+	T(read_full(fd, b, 35) == 35);
 	T(!memcmp(b, "MPA ID Req Frame", 16));
-	T(b[16] == 0x10 && b[17] == 2 && b[18] == 0 && b[19] == 11);
+	T(b[16] == 0x10 && b[17] == 2 && b[18] == 0 && b[19] == 15);
 	T(b[20] == 0x80 && b[21] == 3 && b[22] == 0xc0 && b[23] == 5);
 	T(b[24] == 0xa7 && b[25] == 0x52 && !memcmp(b + 28, "abc", 3));
+	T(!memcmp(b + 31, mark, MARK_LEN));
 	/* Echo A, pick Write, offer IRD 1 / ORD 2; foreign pdata "ok". */
 	T(write(fd, b, mpa_frame(b, false, 0x10, 2, 0x8001, 0x8002, "ok",
 				 2)) == 26);
@@ -1371,6 +1379,137 @@ static int wire_responder(void)
 static void test_wire_responder(void)
 {
 	CU_ASSERT_EQUAL(wire_responder(), 0);
+}
+
+/*
+ * The mark between two rapt tcp providers (tcp_handshake.c), as the
+ * responder: a marked request gets the Write RTR, which needs no
+ * response, and a marked reply; an unmarked one gets the Read RTR as
+ * before (the reply is marked all the same).  The consumer never sees
+ * the mark.
+ */
+static int mark_responder_one(struct side *s, uint16_t port, bool marked)
+{
+	/* rapt's header (version 1, consumer data) and "hi", then the
+	 * mark if @marked. */
+	uint8_t pd[6 + MARK_LEN] = { 0xa7, 0x52, 0x10, 2, 'h', 'i' };
+	uint8_t b[300], r[64];
+	struct rapt_cr_info ci;
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	int fd = plain_connect(port);
+	char c;
+
+	T(fd >= 0);
+	memcpy(pd + 6, mark, MARK_LEN);
+	/* P2P, Write and Read offered, ORD 6: Read unless marked. */
+	T(write(fd, b, mpa_frame(b, true, 0x10, 2, 0x8002, 0xc006, pd,
+				 marked ? sizeof(pd) : 6)) > 0);
+	T(!ev_wait(s, RAPT_EV_CR_ARRIVAL, &ev));
+	TOK(rapt_cr_query(ev.u.cr.cr, &ci, sizeof(ci)));
+	T(ci.pdata_len == 2 && !memcmp(ci.pdata, "hi", 2));
+	T(!(ci.flags & RAPT_CRI_FOREIGN_PEER));
+	T(!ep_new(s, 0, &ep));
+	TOK(rapt_cr_accept(ev.u.cr.cr, ep, "yes", 3));
+	/* PD: IRD/ORD 4 + rapt's header 4 + "yes" + the mark. */
+	T(read_full(fd, r, 35) == 35);
+	T(!memcmp(r, "MPA ID Rep Frame", 16) && r[19] == 15);
+	T(r[20] == 0x80 && r[22] == (marked ? 0x80 : 0x40));
+	T(r[24] == 0xa7 && r[25] == 0x52 && r[27] == 3);
+	T(!memcmp(r + 28, "yes", 3) && !memcmp(r + 31, mark, MARK_LEN));
+	if (marked)
+		T(write(fd, rtr, sizeof(rtr)) == sizeof(rtr));
+	else
+		T(write(fd, rtr_read, sizeof(rtr_read)) == sizeof(rtr_read));
+	T(!ev_wait(s, RAPT_EV_ESTABLISHED, &ev));
+	TOK(rapt_ep_disconnect(ep, RAPT_CLOSE_GRACEFUL, NULL, 0));
+	/* Marked: our FIN and nothing before it; else the Read Response
+	 * first. */
+	if (!marked)
+		T(read_full(fd, r, 20) == 20 && r[3] == 0x42);
+	T(read(fd, &c, 1) == 0);
+	close(fd);
+	T(!ev_wait(s, RAPT_EV_DISCONNECTED, &ev));
+	TOK(rapt_ep_free(ep));
+	return 0;
+}
+
+static int wire_mark_responder(void)
+{
+	struct rapt_psp *psp;
+	struct side s;
+	uint16_t port;
+
+	T(!side_open(&s));
+	T(!psp_new(&s, 0, 0, 0, &psp, &port));
+	T(!mark_responder_one(&s, port, true));
+	T(!mark_responder_one(&s, port, false));
+	TOK(rapt_psp_free(psp));
+	return side_close(&s);
+}
+
+static void test_wire_mark_responder(void)
+{
+	CU_ASSERT_EQUAL(wire_mark_responder(), 0);
+}
+
+/*
+ * As the initiator: a marked reply that picks the Write RTR ends the
+ * settle time kept for siw before it starts, so a graceful disconnect
+ * right after ESTABLISHED sends the FIN at once, with no RTR repeated
+ * before it (an unmarked reply: "the RTR repeated until the responder
+ * speaks" above).  ESTABLISHED carries the consumer's bytes alone.
+ */
+static int wire_mark_initiator(void)
+{
+	uint8_t pd[6 + MARK_LEN] = { 0xa7, 0x52, 0x10, 2, 'o', 'k' };
+	uint8_t b[300];
+	struct rapt_event ev;
+	struct rapt_ep *ep;
+	struct side s;
+	uint16_t port;
+	int lfd = plain_listen(&port), fd;
+	char c;
+
+	T(lfd >= 0);
+	T(!side_open(&s));
+	T(!ep_new(&s, 0, &ep));
+	TOK(rapt_ep_connect(ep, lo_addr(), port, "abc", 3, 5000000));
+	fd = accept(lfd, NULL, NULL);
+	T(fd >= 0 && read_full(fd, b, 35) == 35);
+	T(!memcmp(b + 31, mark, MARK_LEN));
+	memcpy(pd + 6, mark, MARK_LEN);
+	/* Echo A, pick Write. */
+	T(write(fd, b, mpa_frame(b, false, 0x10, 2, 0x8001, 0x8002, pd,
+				 sizeof(pd))) > 0);
+	T(read_full(fd, b, 20) == 20 && !memcmp(b, rtr, 20));
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	T(ev.u.conn.pdata_len == 2 && !memcmp(ev.u.conn.pdata, "ok", 2));
+	T(!(ev.u.conn.flags & RAPT_CONN_FOREIGN_PEER));
+	TOK(rapt_ep_disconnect(ep, RAPT_CLOSE_GRACEFUL, NULL, 0));
+	T(read(fd, &c, 1) == 0);
+	close(fd);
+	T(!ev_wait(&s, RAPT_EV_DISCONNECTED, &ev));
+	TOK(rapt_ep_free(ep));
+
+	/* No room (siw's ceiling: 256 bytes with IRD/ORD): no mark.  248
+	 * consumer bytes, 4 of rapt's header, 4 of IRD/ORD. */
+	memset(b, 'm', 248);
+	T(!ep_new(&s, 0, &ep));
+	TOK(rapt_ep_connect(ep, lo_addr(), port, b, 248, 5000000));
+	fd = accept(lfd, NULL, NULL);
+	T(fd >= 0 && read_full(fd, b, 20 + 256) == 20 + 256);
+	T(b[18] == 1 && b[19] == 0 && b[20 + 255] == 'm');
+	close(fd);
+	T(!ev_wait(&s, RAPT_EV_NON_PEER_REJECTED, &ev));
+	TOK(rapt_ep_free(ep));
+	close(lfd);
+	return side_close(&s);
+}
+
+static void test_wire_mark_initiator(void)
+{
+	CU_ASSERT_EQUAL(wire_mark_initiator(), 0);
 }
 
 /*
@@ -1792,7 +1931,8 @@ static void test_free_after_graceful(void)
  * The peer-timeout bound on the provider's own sockets: keepalive and the
  * user timeout as tcp_sock_peer_timeout() sets them.  The accepted socket
  * takes the default from the listener (Linux copies the options at
- * accept); an EP with a bound of its own sets it.  The sockets are found
+ * accept); an EP with a bound of its own sets it; the active socket gets
+ * it from a timer, CM_BOUND_DELAY_NS after its connect.  The sockets are found
  * among this process's descriptors by their ports.
  */
 static int sock_bound_ok(int fd, uint32_t ms)
@@ -1811,6 +1951,24 @@ static int sock_bound_ok(int fd, uint32_t ms)
 	T(!getsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, &l));
 	T(user == ms);
 	return 0;
+}
+
+/* The active side's bound comes CM_BOUND_DELAY_NS after the connect:
+ * wait for it (the user timeout is the last option set). */
+static int sock_bound_wait(int fd, uint32_t ms)
+{
+	uint64_t end = now_ms() + EV_MS;
+	unsigned int user = 0;
+	socklen_t l;
+
+	do {
+		l = sizeof(user);
+		if (!getsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, &l) &&
+		    user == ms)
+			break;
+		usleep(2000);
+	} while (now_ms() < end);
+	return sock_bound_ok(fd, ms);
 }
 
 /* The connected TCP socket of this process with local port @lport (0:
@@ -1857,7 +2015,7 @@ static int peer_bound_one(uint32_t passive_ms)
 	fa = sock_by_ports(0, port, -1);
 	fp = sock_by_ports(port, 0, -1);
 	T(fa >= 0 && fp >= 0);
-	T(!sock_bound_ok(fa, RAPT_PEER_TIMEOUT_DEFAULT_MS));
+	T(!sock_bound_wait(fa, RAPT_PEER_TIMEOUT_DEFAULT_MS));
 	T(!sock_bound_ok(fp, passive_ms ? passive_ms :
 			 RAPT_PEER_TIMEOUT_DEFAULT_MS));
 	TOK(rapt_ep_free(a));
@@ -2337,6 +2495,10 @@ static const struct {
 	{ "wire: the Read RTR's response releases a held close",
 	  test_rtr_read_release },
 	{ "wire: responder, P2P / siw / rev 1 / CRC", test_wire_responder },
+	{ "wire: responder, the mark: Write RTR, no response",
+	  test_wire_mark_responder },
+	{ "wire: initiator, the mark: no settle time, FIN at once",
+	  test_wire_mark_initiator },
 	{ "wire: empty foreign request and reply: raw, foreign",
 	  test_wire_foreign_empty },
 	{ "wire: reset by the peer: BROKEN with ECONNRESET", test_wire_reset },

@@ -138,7 +138,8 @@ verify() {
 
 	# Private data: the IRD/ORD words (4), rapt's pdata header (4),
 	# then the client's "demo" or the server's 16-byte region
-	# descriptor (only its length is stable).
+	# descriptor (only its length is stable), then the tcp provider's
+	# mark ("rtcp", 72746370).
 	fields "$p" 'iwarp_mpa.req || iwarp_mpa.rep' ip.src iwarp_mpa.rev \
 		iwarp_mpa.marker_flag iwarp_mpa.crc_flag iwarp_mpa.rej_flag \
 		iwarp_mpa.res iwarp_mpa.pdlength iwarp_mpa.privatedata |
@@ -146,28 +147,28 @@ verify() {
 			$8 = $1 == "10.0.0.1" ? substr($8, 17) : length($8) / 2
 			print }' > "$tmp/got"
 	check "$l: MPA Request/Reply (rev 2, E, C=$3, private data)" <<EOF
-10.0.0.1|2|0|$3|0|0x10|12|64656d6f
-10.0.0.2|2|0|$3|0|0x10|24|24
+10.0.0.1|2|0|$3|0|0x10|16|64656d6f72746370
+10.0.0.2|2|0|$3|0|0x10|28|28
 EOF
 
 	pdus "$p" > "$tmp/pdus"
 	grep '^I|' "$tmp/pdus" | head -n 1 | cut -d'|' -f2,5- > "$tmp/got"
-	# Both sides are rapt's: the responder chooses the Read RTR
-	# (untagged, 46 bytes: a Read Request header and no data), whose
-	# zero-length Read Response is the responder's first FPDU.
-	check "$l: the first FPDU is the Read RTR (an untagged Read Request)" \
+	# Both sides are rapt's tcp provider and marked: the responder
+	# chooses the Write RTR (tagged, 14 bytes: a zero-length RDMA
+	# Write to STag 1), which has no response.
+	check "$l: the first FPDU is the Write RTR (zero-length, STag 1)" \
 		<<'EOF'
-46|0x01|0||
+14|0x00|1|0x00000001|0x0000000000000000
 EOF
 
 	for d in I R; do
 		grep "^$d|" "$tmp/pdus" | cut -d'|' -f5 | uniq | tr '\n' ' '
 		echo
 	done > "$tmp/got"
-	check "$l: RDMAP opcodes each way (RTR and its response, Write, Send, Read Req/Resp)" \
+	check "$l: RDMAP opcodes each way (Write RTR, Send, Write, Read Req/Resp)" \
 		<<'EOF'
-0x01 0x03 0x00 0x01 0x03 
-0x02 0x03 0x02 
+0x00 0x03 0x00 0x01 0x03 
+0x03 0x02 
 EOF
 
 	awk -F'|' '$3 != 1 || $4 != 1' "$tmp/pdus" > "$tmp/got"
