@@ -246,6 +246,9 @@ m_connrate() {
 	[ $have_ofi = 1 ] && run connrate ofi conn_per_s \
 		"$OFI/ofi_connrate" tcp -n $N_CONN
 	run connrate raw conn_per_s "$RAW/raw_connrate" -n $N_CONN -m poll
+	# The same bytes as an iWARP connection (request, reply, RTR): the
+	# floor for any implementation of the exchange (informational).
+	run connrate_x raw conn_per_s "$RAW/raw_connrate" -n $N_CONN -m poll -x
 }
 
 m_connrate_block() {
@@ -398,7 +401,11 @@ summary() {
 			"$(verdict "$x" '>=' 1.2)"
 		    x=$(ratios_of connrate raw)
 		    target ">= 0.8x busy-polling TCP" "rapt/raw $x" \
-			"$(verdict "$x" '>=' 0.8)" ;;
+			"$(verdict "$x" '>=' 0.8)"
+		    echo "  raw TCP exchanging an iWARP connection's bytes (60 + 60 + 20, raw_connrate -x)"
+		    printf '    %-16s %s\n' "raw TCP -x" \
+			"$(median_of connrate_x raw)" \
+			"rapt/raw -x" "$(ratios_of connrate raw connrate_x)" ;;
 		connrate_block) summary_metric connrate_block \
 			"sequential connection rate, blocking waits (raw: blocking)" \
 			"conn/s, higher is better"

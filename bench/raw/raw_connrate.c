@@ -10,7 +10,16 @@
  * of blocking (a non-blocking accept() loop, a recv(MSG_DONTWAIT) loop
  * for the EOF), like a transport's busy-polling consumer.
  *
- *   raw_connrate [-n CONNS] [-W WARMUP] [-1] [-m block|poll] [-t SECONDS]
+ * -x: the bytes an iWARP connection with 32 bytes of private data each
+ * way exchanges, and no more: the client sends 60 bytes (an MPA request's
+ * size), the server answers 60 (the reply), the client sends 20 (a
+ * zero-length RTR) and closes at once; the server reads to the end of
+ * the stream and closes.  The cycle is the client's, as a transport's
+ * connect-then-free loop.  The floor for any implementation of that
+ * exchange over the same sockets.
+ *
+ *   raw_connrate [-n CONNS] [-W WARMUP] [-1] [-x] [-m block|poll]
+ *                [-t SECONDS]
  */
 #include "config.h"
 
@@ -31,7 +40,13 @@ struct opts {
 	uint64_t warmup;
 	int one_thread;
 	int poll;
+	int exchange;
 };
+
+/* -x: an MPA request and reply with 32 bytes of private data, an RTR. */
+#define X_REQ	60
+#define X_REP	60
+#define X_RTR	20
 
 /* -m poll: accept without sleeping. */
 static int accept_spin(int lfd)
@@ -59,6 +74,39 @@ static ssize_t read_spin(int fd, char *c)
 	return n;
 }
 
+/* Read exactly @len bytes (0), or the end of the stream first (1). */
+static int read_n(int fd, char *b, size_t len, int poll)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < len) {
+		n = recv(fd, b + got, len - got, poll ? MSG_DONTWAIT : 0);
+		if (n > 0)
+			got += (size_t)n;
+		else if (!n)
+			return 1;
+		else if (errno != EAGAIN && errno != EWOULDBLOCK &&
+			 errno != EINTR)
+			return -1;
+	}
+	return 0;
+}
+
+/* -x, server side of one connection. */
+static int serve_x(int fd, int poll)
+{
+	char b[X_REQ];
+
+	if (read_n(fd, b, X_REQ, poll) ||
+	    send(fd, b, X_REP, MSG_NOSIGNAL) != X_REP ||
+	    read_n(fd, b, X_RTR, poll) || read_n(fd, b, 1, poll) != 1) {
+		fprintf(stderr, "raw_connrate: exchange failed (server)\n");
+		return -1;
+	}
+	return 0;
+}
+
 static int serve(void *arg, int pfd)
 {
 	const struct opts *o = arg;
@@ -76,14 +124,37 @@ static int serve(void *arg, int pfd)
 		fd = o->poll ? accept_spin(lfd) : raw_accept(lfd);
 		if (fd < 0)
 			return BU_EXIT_FAIL;
+		if (o->exchange && serve_x(fd, o->poll)) {
+			close(fd);
+			return BU_EXIT_FAIL;
+		}
 		close(fd);
 	}
 	close(lfd);
 	return BU_EXIT_OK;
 }
 
+/* -x, client side: request, reply, RTR, then close at once. */
+static int cycle_x(int fd, int poll, uint64_t t0, uint64_t *t_conn)
+{
+	char b[X_REQ];
+
+	memset(b, 'r', sizeof(b));
+	if (send(fd, b, X_REQ, MSG_NOSIGNAL) != X_REQ ||
+	    read_n(fd, b, X_REP, poll) ||
+	    send(fd, b, X_RTR, MSG_NOSIGNAL) != X_RTR) {
+		fprintf(stderr, "raw_connrate: exchange failed (client)\n");
+		close(fd);
+		return -1;
+	}
+	*t_conn = bu_now_ns() - t0;
+	close(fd);
+	return 0;
+}
+
 /* One cycle against the server process. */
-static int cycle2(unsigned int port, int poll, uint64_t *t_conn)
+static int cycle2(unsigned int port, int poll, int exchange,
+		  uint64_t *t_conn)
 {
 	uint64_t t0 = bu_now_ns();
 	char c;
@@ -92,6 +163,8 @@ static int cycle2(unsigned int port, int poll, uint64_t *t_conn)
 	fd = raw_connect(port);
 	if (fd < 0)
 		return -1;
+	if (exchange)
+		return cycle_x(fd, poll, t0, t_conn);
 	*t_conn = bu_now_ns() - t0;
 	if ((poll ? read_spin(fd, &c) : read(fd, &c, 1)) != 0) {
 		fprintf(stderr, "expected EOF from the server\n");
@@ -133,7 +206,7 @@ static int run(const struct opts *o, int lfd, unsigned int port,
 			start = bu_now_ns();
 		t0 = bu_now_ns();
 		ret = o->one_thread ? cycle1(lfd, port, &tc) :
-				      cycle2(port, o->poll, &tc);
+				      cycle2(port, o->poll, o->exchange, &tc);
 		if (ret)
 			return -1;
 		t1 = bu_now_ns();
@@ -148,7 +221,7 @@ static int run(const struct opts *o, int lfd, unsigned int port,
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: raw_connrate [-n CONNS] [-W WARMUP] [-1] "
+	fprintf(stderr, "usage: raw_connrate [-n CONNS] [-W WARMUP] [-1] [-x] "
 		"[-m block|poll] [-t SECONDS]\n");
 	exit(BU_EXIT_USAGE);
 }
@@ -162,7 +235,7 @@ int main(int argc, char **argv)
 	unsigned int port;
 	int c, lfd = -1, ret, sret = 0;
 
-	while ((c = getopt(argc, argv, "n:W:1m:t:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:W:1xm:t:h")) != -1) {
 		if (c == 'n' && !bu_parse_uint(optarg, &o.conns) && o.conns)
 			continue;
 		if (c == 'W' && !bu_parse_uint(optarg, &o.warmup))
@@ -173,6 +246,10 @@ int main(int argc, char **argv)
 			o.one_thread = 1;
 			continue;
 		}
+		if (c == 'x') {
+			o.exchange = 1;
+			continue;
+		}
 		if (c == 'm' && (!strcmp(optarg, "poll") ||
 				 !strcmp(optarg, "block"))) {
 			o.poll = !strcmp(optarg, "poll");
@@ -180,7 +257,7 @@ int main(int argc, char **argv)
 		}
 		usage();
 	}
-	if (optind != argc)
+	if (optind != argc || (o.exchange && o.one_thread))
 		usage();
 	bu_watchdog((unsigned int)tmo);
 	cyc = calloc(o.conns, sizeof(*cyc));
@@ -190,6 +267,7 @@ int main(int argc, char **argv)
 	bu_line_begin("raw_connrate", "raw");
 	bu_kv("procs", "%d", o.one_thread ? 1 : 2);
 	bu_kv("mode", "%s", o.poll ? "poll" : "block");
+	bu_kv("exchange", "%s", o.exchange ? "mpa" : "none");
 	bu_kv("conns", "%llu", (unsigned long long)o.conns);
 	if (o.one_thread)
 		lfd = raw_listen(&port, 4096);
