@@ -233,12 +233,36 @@ pt_left_out() {
 	info "$1 failed twice: left out of the median"
 }
 
+# perf_pair_begin NAME: empty the round files of a pair.
+perf_pair_begin() {
+	: > /tmp/$1.rapt.v
+	: > /tmp/$1.pt.v
+	: > /tmp/$1.pairs
+}
+
+# perf_pair_round NAME RV PV: one round's figures (either may be empty);
+# a round where both ran is a pair for the verdict.
+perf_pair_round() {
+	[ -n "$2" ] && echo "$2" >> /tmp/$1.rapt.v
+	[ -n "$3" ] && echo "$3" >> /tmp/$1.pt.v
+	[ -n "$2" ] && [ -n "$3" ] && echo "$2 $3" >> /tmp/$1.pairs
+	return 0
+}
+
+# perf_pair_end NAME UNIT KIND RC T0: the report and the result.
+perf_pair_end() {
+	local rc=$4
+	[ -s /tmp/$1.pt.v ] || rc=1	# no yardstick at all
+	perf_rounds $1 $2
+	perf_report $1 $2 "$(median < /tmp/$1.rapt.v)" \
+		"$(median < /tmp/$1.pt.v)" $3
+	result perf_$1 $rc "$5"
+}
+
 perf_pair_lat() {	# perf_pair_lat NAME RAPT_TEST PT_PROG HALVE
 	local name=$1 test=$2 pt=$3 halve=$4 i t0 rc=0
 	local rv pv
-	: > /tmp/$name.rapt.v
-	: > /tmp/$name.pt.v
-	: > /tmp/$name.pairs
+	perf_pair_begin $name
 	t0=$(now)
 	for i in $(seq $PERF_ROUNDS); do
 		rv= pv=
@@ -247,7 +271,6 @@ perf_pair_lat() {	# perf_pair_lat NAME RAPT_TEST PT_PROG HALVE
 			/tmp/$name.rapt.out -P; then
 			rv=$(rapt_field /tmp/$name.rapt.out rtt_med_us |
 				awk -v h=$halve '{ printf "%.2f\n", h ? $1 / 2 : $1 }')
-			echo "$rv" >> /tmp/$name.rapt.v
 		else
 			rc=1
 		fi
@@ -255,27 +278,20 @@ perf_pair_lat() {	# perf_pair_lat NAME RAPT_TEST PT_PROG HALVE
 			"$PERF_PIN_C $pt -R $PERF_PT_C -s 8 -n $PERF_ITERS" \
 			/tmp/$name.pt.out -p 1; then
 			pv=$(pt_col /tmp/$name.pt.out 5)
-			echo "$pv" >> /tmp/$name.pt.v
 		else
 			pt_left_out ${name}_pt
 		fi
-		[ -n "$rv" ] && [ -n "$pv" ] && echo "$rv $pv" >> /tmp/$name.pairs
+		perf_pair_round $name "$rv" "$pv"
 	done
-	[ -s /tmp/$name.pt.v ] || rc=1	# no yardstick at all
 	info "$name: perftest's $(grep -m 1 'TX depth' /tmp/$name.pt.out |
 		tr -s ' ')"
-	perf_rounds $name us
-	perf_report $name us "$(median < /tmp/$name.rapt.v)" \
-		"$(median < /tmp/$name.pt.v)" lat
-	result perf_$name $rc "$t0"
+	perf_pair_end $name us lat $rc "$t0"
 }
 
 perf_pair_bw() {	# perf_pair_bw NAME
 	local name=$1 i t0 rc=0
 	local rv pv
-	: > /tmp/$name.rapt.v
-	: > /tmp/$name.pt.v
-	: > /tmp/$name.pairs
+	perf_pair_begin $name
 	t0=$(now)
 	for i in $(seq $PERF_ROUNDS); do
 		rv= pv=
@@ -283,7 +299,6 @@ perf_pair_bw() {	# perf_pair_bw NAME
 			"$PERF_PIN_C $PERF_RC -t bw_write -s 65536 -n $PERF_BW_ITERS -w $PERF_BW_WINDOW" \
 			/tmp/$name.rapt.out -P; then
 			rv=$(rapt_field /tmp/$name.rapt.out MBps)
-			echo "$rv" >> /tmp/$name.rapt.v
 		else
 			rc=1
 		fi
@@ -291,17 +306,12 @@ perf_pair_bw() {	# perf_pair_bw NAME
 			"$PERF_PIN_C ib_write_bw -R $PERF_PT_C -s 65536 -n $PERF_BW_ITERS -t $PERF_BW_WINDOW" \
 			/tmp/$name.pt.out -p 1; then
 			pv=$(pt_col /tmp/$name.pt.out 4)
-			echo "$pv" >> /tmp/$name.pt.v
 		else
 			pt_left_out ${name}_pt
 		fi
-		[ -n "$rv" ] && [ -n "$pv" ] && echo "$rv $pv" >> /tmp/$name.pairs
+		perf_pair_round $name "$rv" "$pv"
 	done
-	[ -s /tmp/$name.pt.v ] || rc=1	# no yardstick at all
-	perf_rounds $name MB/s
-	perf_report $name MB/s "$(median < /tmp/$name.rapt.v)" \
-		"$(median < /tmp/$name.pt.v)" bw
-	result perf_$name $rc "$t0"
+	perf_pair_end $name MB/s bw $rc "$t0"
 }
 
 # --- foreign peers -----------------------------------------------------------
