@@ -38,6 +38,15 @@ RAPT_SDK size_t rapt_prov_pdata_frame(uint32_t kind, const void *data,
 	return len + RAPT_PDATA_HEADER_LEN;
 }
 
+RAPT_SDK size_t rapt_prov_pdata_end(const void *buf, size_t len)
+{
+	struct rapt_pdata_view v;
+
+	if (rapt_prov_pdata_parse(buf, len, &v) || v.foreign)
+		return 0;
+	return RAPT_PDATA_HEADER_LEN + v.len;
+}
+
 RAPT_SDK int rapt_prov_pdata_parse(const void *buf, size_t len,
 				   struct rapt_pdata_view *view)
 {

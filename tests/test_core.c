@@ -270,6 +270,12 @@ static void test_pdata_framing(void)
 	memset(buf + n, 0, 20);
 	CU_ASSERT_EQUAL(rapt_prov_pdata_parse(buf, n + 20, &v), 0);
 	CU_ASSERT_EQUAL(v.len, 8);
+	/* ... and pdata_end says where a provider's own bytes begin */
+	CU_ASSERT_EQUAL(rapt_prov_pdata_end(buf, n + 20), 12);
+	CU_ASSERT_EQUAL(rapt_prov_pdata_end(buf, n), 12);
+	CU_ASSERT_EQUAL(rapt_prov_pdata_end(buf, n - 1), 0);
+	CU_ASSERT_EQUAL(rapt_prov_pdata_end(data, 8), 0);
+	CU_ASSERT_EQUAL(rapt_prov_pdata_end(NULL, 0), 0);
 
 	/* BUSY marker */
 	n = rapt_prov_pdata_frame(RAPT_PDATA_BUSY, NULL, 0, buf);

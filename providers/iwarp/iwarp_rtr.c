@@ -44,16 +44,6 @@
 #define RTR_ASK		0x02
 #define RTR_VALUE	0x5254522d72617074ull	/* "RTR-rapt" */
 
-/* Where rapt's framed private data ends in @b, or 0 if it has none. */
-static size_t framed_len(const uint8_t *b, size_t len)
-{
-	struct rapt_pdata_view v;
-
-	if (rapt_prov_pdata_parse(b, len, &v) || v.foreign)
-		return 0;
-	return RAPT_PDATA_HEADER_LEN + v.len;
-}
-
 static void put_be(uint8_t *p, uint64_t v, unsigned int n)
 {
 	while (n--) {
@@ -82,7 +72,8 @@ size_t iwarp_connect_pdata(struct vb_ep *ep, uint8_t *buf, size_t len)
 
 void iwarp_request(struct vb_req *req)
 {
-	size_t f = req->foreign ? 0 : framed_len(req->pdata, req->pdata_len);
+	size_t f = req->foreign ? 0 :
+		   rapt_prov_pdata_end(req->pdata, req->pdata_len);
 
 	if (f && req->pdata_len == f + IWARP_RTR_OFFER_LEN &&
 	    req->pdata[f] == RTR_MAGIC0 && req->pdata[f + 1] == RTR_MAGIC1 &&
@@ -109,7 +100,7 @@ size_t iwarp_accept_pdata(struct vb_ep *ep, const struct vb_req *req,
 
 void iwarp_active_up(struct vb_ep *ep, const uint8_t *pdata, size_t *len)
 {
-	size_t f = framed_len(pdata, *len);
+	size_t f = rapt_prov_pdata_end(pdata, *len);
 	int ret;
 
 	if (!f)

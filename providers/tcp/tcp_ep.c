@@ -233,8 +233,7 @@ void tcp_ep_bound_fire(struct rapt_timer *t)
 
 	if (!tcp_ep_timer_lock(ep, t, CM_PARK_NS))
 		return;
-	if (!ep->freeing && ep->io.fd >= 0 &&
-	    !rapt_timer_armed(ep->ia->eng, t))
+	if (!ep->freeing && ep->io.fd >= 0)
 		tcp_sock_peer_timeout(ep->io.fd, ep->peer_timeout_ms);
 	pthread_mutex_unlock(&ep->lock);
 }

@@ -163,10 +163,7 @@ static const uint8_t cm_mark[TCP_CM_MARK_LEN] = { 'r', 't', 'c', 'p' };
 /* Whether @len bytes at @pdata are exactly rapt's framed private data. */
 static bool cm_framed(const void *pdata, size_t len)
 {
-	struct rapt_pdata_view v;
-
-	return pdata && !rapt_prov_pdata_parse(pdata, len, &v) &&
-	       !v.foreign && len == RAPT_PDATA_HEADER_LEN + v.len;
+	return len && rapt_prov_pdata_end(pdata, len) == len;
 }
 
 /* @pdata with the mark after it in @out, if it takes one: the new length,
@@ -541,13 +538,12 @@ int tcp_cm_accept_locked(struct tcp_ep *ep, struct tcp_cr *cr,
 	uint8_t marked[TCP_MPA_ULP_PD_MAX];
 	struct tcp_mpa_frame f;
 	int len, ret, send_err;
-	size_t mlen = 0;
+	size_t mlen;
 	bool watched;
 
 	if (ep->state != TCP_EP_IDLE)
 		return RAPT_ESTATE;
-	if (d->pdata_len <= TCP_MPA_ULP_PD_MAX)
-		mlen = cm_mark_add(d->pdata, d->pdata_len, marked);
+	mlen = cm_mark_add(d->pdata, d->pdata_len, marked);
 	ep->peer_tcp = cr->peer_tcp;
 	cm_negotiate_request(ep, cr, cr->peer_tcp && mlen, &f);
 	f.pdata = mlen ? marked : d->pdata;

@@ -630,6 +630,21 @@ struct rapt_pdata_view {
 RAPT_SDK int rapt_prov_pdata_parse(const void *buf, size_t len,
 				   struct rapt_pdata_view *view);
 
+/**
+ * rapt_prov_pdata_end - where rapt's framed private data ends
+ * @buf: the bytes received, or NULL
+ * @len: their length
+ *
+ * For a provider that puts bytes of its own after the framed private data
+ * (the core ignores what lies past the header's length, as it does IB's
+ * padding) and must find them in what its peer sent.
+ *
+ * Return: RAPT_PDATA_HEADER_LEN plus the consumer bytes' length, or 0 when
+ * @buf holds no valid rapt header (foreign, an unknown version, a length
+ * past @len).
+ */
+RAPT_SDK size_t rapt_prov_pdata_end(const void *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif
