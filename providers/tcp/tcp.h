@@ -341,8 +341,6 @@ struct tcp_ep {
 					 * message that needs it) */
 	struct rapt_timer timer;	/* tcp_conn.c: connect, RTR, close
 					 * timeouts */
-	struct rapt_timer bound;	/* tcp_ep.c: an active socket's
-					 * peer-timeout bound, set late */
 	struct tcp_wrq sq;		/* sends, writes, reads in order */
 	struct tcp_wrq rq;		/* posted receives; with an SRQ, the
 					 * one a message is filling */

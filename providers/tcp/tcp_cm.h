@@ -63,11 +63,6 @@
  * (tcp_handshake.c, tcp_cm_mark_add). */
 #define TCP_CM_MARK_LEN		4
 
-/* An active socket gets its peer-timeout bound (keepalive, user timeout)
- * once it has lived this long: five setsockopt()s off every connect, at
- * most a tenth of the smallest bound (RAPT_PEER_TIMEOUT_MIN_MS) late. */
-#define CM_BOUND_DELAY_NS	100000000ull
-
 /* Per-EP connection state beyond struct tcp_ep (ep->cm). */
 /* An IPv4 or IPv6 socket address, kept small (not a sockaddr_storage). */
 union cm_sa {
@@ -215,7 +210,6 @@ void tcp_cm_set_parked(struct tcp_ep *ep, bool parked);
 bool tcp_ep_polled(struct tcp_ep *ep);
 void tcp_ep_park(struct tcp_ep *ep);
 void tcp_ep_park_check(struct rapt_timer *t);
-void tcp_ep_bound_fire(struct rapt_timer *t);
 
 /* tcp_listen.c */
 void tcp_cr_close_free(struct tcp_cr *cr);

@@ -289,7 +289,6 @@ void tcp_cm_close(struct tcp_ep *ep, bool abort)
 	ep->fin_held = false;
 	rapt_timer_cancel(ep->ia->eng, &ep->timer);
 	rapt_timer_cancel(ep->ia->eng, &ep->park);
-	rapt_timer_cancel(ep->ia->eng, &ep->bound);
 	tcp_cm_set_parked(ep, false);
 	free(ep->cm->hs);
 	ep->cm->hs = NULL;

@@ -86,7 +86,6 @@ static struct tcp_ep *ep_alloc(struct tcp_ia *ia, struct rapt_core_ep *cep,
 	rapt_timer_init(&ep->timer, tcp_ep_timeout);
 	rapt_timer_init(&ep->park, tcp_ep_park_check);
 	rapt_timer_init(&ep->cork, tcp_cork_fire);
-	rapt_timer_init(&ep->bound, tcp_ep_bound_fire);
 	tcp_ep_set_state(ep, TCP_EP_IDLE);
 	pthread_mutex_init(&ep->lock, NULL);
 	return ep;
@@ -208,34 +207,10 @@ int tcp_ep_set_peer_timeout(void *pep, uint32_t timeout_ms)
 
 	pthread_mutex_lock(&ep->lock);
 	ep->peer_timeout_ms = timeout_ms;
-	if (ep->io.fd >= 0) {
-		rapt_timer_cancel(ep->ia->eng, &ep->bound);
+	if (ep->io.fd >= 0)
 		tcp_sock_peer_timeout(ep->io.fd, timeout_ms);
-	}
 	pthread_mutex_unlock(&ep->lock);
 	return 0;
-}
-
-/**
- * tcp_ep_bound_fire - the bound timer: an active socket's peer-timeout
- * bound, CM_BOUND_DELAY_NS after its connect
- * @t: ep->bound
- *
- * Until then the connect timer, TCP's own retries and the first
- * keepalive's idle time (half the bound at least) cover the connection;
- * a connection that lives less long (a connection-rate loop, a short
- * RPC) never pays for the five setsockopt()s.  Cancelled when the socket
- * leaves the EP (tcp_cm_close).
- */
-void tcp_ep_bound_fire(struct rapt_timer *t)
-{
-	struct tcp_ep *ep = rapt_container_of(t, struct tcp_ep, bound);
-
-	if (!tcp_ep_timer_lock(ep, t, CM_PARK_NS))
-		return;
-	if (!ep->freeing && ep->io.fd >= 0)
-		tcp_sock_peer_timeout(ep->io.fd, ep->peer_timeout_ms);
-	pthread_mutex_unlock(&ep->lock);
 }
 
 /**
@@ -308,12 +283,12 @@ static void ep_connect_start(struct tcp_ep *ep, int fd,
 	if (ep->cm->hs_off)
 		tcp_ep_set_state(ep, TCP_EP_MPA_REQ_SENT);
 	/* While the peer reads the request: what Nagle's algorithm would
-	 * not have delayed anyway (nothing was in flight), our address for
-	 * ESTABLISHED, the registration.  The peer-timeout bound comes
-	 * later (tcp_ep_bound_fire). */
+	 * not have delayed anyway (nothing was in flight), the peer-timeout
+	 * bound (our own connect timer covers the time until now), our
+	 * address for ESTABLISHED, the registration. */
 	tcp_sock_nodelay(fd);
+	tcp_sock_peer_timeout(fd, ep->peer_timeout_ms);
 	tcp_cm_sa_local(fd, &ep->cm->laddr);
-	rapt_timer_arm(ep->ia->eng, &ep->bound, CM_BOUND_DELAY_NS);
 	ret = rapt_engine_add(ep->ia->eng, &ep->io,
 			      CM_EP_EVENTS | (ep->cm->hs ? EPOLLOUT : 0));
 	if (ret) {

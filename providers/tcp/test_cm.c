@@ -1931,8 +1931,7 @@ static void test_free_after_graceful(void)
  * The peer-timeout bound on the provider's own sockets: keepalive and the
  * user timeout as tcp_sock_peer_timeout() sets them.  The accepted socket
  * takes the default from the listener (Linux copies the options at
- * accept); an EP with a bound of its own sets it; the active socket gets
- * it from a timer, CM_BOUND_DELAY_NS after its connect.  The sockets are found
+ * accept); an EP with a bound of its own sets it.  The sockets are found
  * among this process's descriptors by their ports.
  */
 static int sock_bound_ok(int fd, uint32_t ms)
@@ -1951,24 +1950,6 @@ static int sock_bound_ok(int fd, uint32_t ms)
 	T(!getsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, &l));
 	T(user == ms);
 	return 0;
-}
-
-/* The active side's bound comes CM_BOUND_DELAY_NS after the connect:
- * wait for it (the user timeout is the last option set). */
-static int sock_bound_wait(int fd, uint32_t ms)
-{
-	uint64_t end = now_ms() + EV_MS;
-	unsigned int user = 0;
-	socklen_t l;
-
-	do {
-		l = sizeof(user);
-		if (!getsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, &l) &&
-		    user == ms)
-			break;
-		usleep(2000);
-	} while (now_ms() < end);
-	return sock_bound_ok(fd, ms);
 }
 
 /* The connected TCP socket of this process with local port @lport (0:
@@ -2015,7 +1996,7 @@ static int peer_bound_one(uint32_t passive_ms)
 	fa = sock_by_ports(0, port, -1);
 	fp = sock_by_ports(port, 0, -1);
 	T(fa >= 0 && fp >= 0);
-	T(!sock_bound_wait(fa, RAPT_PEER_TIMEOUT_DEFAULT_MS));
+	T(!sock_bound_ok(fa, RAPT_PEER_TIMEOUT_DEFAULT_MS));
 	T(!sock_bound_ok(fp, passive_ms ? passive_ms :
 			 RAPT_PEER_TIMEOUT_DEFAULT_MS));
 	TOK(rapt_ep_free(a));
