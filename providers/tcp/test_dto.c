@@ -1360,8 +1360,22 @@ static int run_idle_found(void)
 	unsigned int r;
 	int fd;
 
+	struct rapt_event ev;
+	struct rapt_sge g;
+
 	if (conn_open(&c, 64, 64, ACC_ALL, NULL, NULL) || act_sock(&c, &fd))
 		return -1;
+	/* One message first: the active side has then read as much as it
+	 * had with the Read RTR's response (two tcp providers now agree on
+	 * the Write RTR, which has none), so it is parked from the 4th
+	 * round.  Before that the engine thread also watches its socket and
+	 * may be reading the round's bytes when the consumer looks. */
+	g = sge(&c.a, 0, 64);
+	TOK(rapt_ep_post_recv(c.a.ep, &g, 1, 0));
+	g = sge(&c.p, 0, 8);
+	TOK(rapt_ep_post_send(c.p.ep, &g, 1, 0, 0));
+	T(!dto_wait(&c.a, RAPT_OP_RECV, RAPT_DTO_SUCCESS, 0, &ev));
+	T(!dto_wait(&c.p, RAPT_OP_SEND, RAPT_DTO_SUCCESS, 0, &ev));
 	for (r = 1; r <= IDLE_ROUNDS; r++)
 		if (idle_round(&c, fd, r))
 			return -1;
