@@ -281,7 +281,8 @@ static void ep_disconnected(struct vb_ep *ep, int status)
 }
 
 static void connector_queue(struct vb_ep *ep);
-static void run_connect(struct vb_ia *ia, struct vb_ep *ep);
+static int run_connect(struct vb_ep *ep);
+static void connect_done(void *arg);
 
 /* The route is known: connect.  An iWARP rdma_connect() may block for as
  * long as the kernel's TCP connect lasts: it runs on a connector thread.
@@ -307,10 +308,12 @@ static void route_resolved(struct vb_ep *ep)
 	}
 	ep->in_connector = true;
 	pthread_mutex_unlock(&ep->lock);
-	if (vb_tp->tcp_wire)
+	if (vb_tp->tcp_wire) {
 		connector_queue(ep);
-	else
-		run_connect(ep->ia, ep);
+		return;
+	}
+	ep->connect_err = run_connect(ep);
+	connect_done(ep);
 }
 
 static void ep_event(struct vb_ep *ep, const struct cm_ev *c)
@@ -375,12 +378,6 @@ static void ep_event(struct vb_ep *ep, const struct cm_ev *c)
 /* The connector                                                       */
 /* ------------------------------------------------------------------ */
 
-/* What rdma_connect() returned, back on the runner. */
-struct connect_result {
-	struct vb_ep *ep;
-	int err;
-};
-
 /* How many times a connect starts again from another local port. */
 #define VB_CONNECT_TRIES 4
 
@@ -414,10 +411,13 @@ static bool connect_again(struct vb_ep *ep, int err)
 	return true;
 }
 
+/* What rdma_connect() returned (ep->connect_err), on the runner.  It
+ * clears in_connector, which ep_free waits for: the EP lives until this
+ * has run. */
 static void connect_done(void *arg)
 {
-	struct connect_result *r = arg;
-	struct vb_ep *ep = r->ep;
+	struct vb_ep *ep = arg;
+	int err = ep->connect_err;
 	bool freeing, again, hangup;
 
 	pthread_mutex_lock(&ep->lock);
@@ -428,37 +428,36 @@ static void connect_done(void *arg)
 	pthread_cond_broadcast(&ep->conn_cv);
 	pthread_mutex_unlock(&ep->lock);
 	/* The connection broke before rdma_connect() returned. */
-	if (hangup && !freeing && !r->err) {
+	if (hangup && !freeing && !err) {
 		vb_dbg("QP %u: the hang-up held back for rdma_connect()",
 		       ep->qp->qp_num);
 		vb_cm_hangup(ep);
 	}
-	if (freeing || !r->err)
+	if (freeing || !err)
 		return;		/* ep_free waits; or ESTABLISHED/REJECTED */
 	pthread_mutex_lock(&ep->lock);
 	again = ep->state == VB_EP_CONNECTING;
 	pthread_mutex_unlock(&ep->lock);
 	/* On the runner: nothing else touches the id meanwhile. */
-	if (again && connect_again(ep, r->err))
+	if (again && connect_again(ep, err))
 		return;
-	switch (r->err) {
+	switch (err) {
 	case ECONNREFUSED:
 		connect_fail(ep, RAPT_EV_NON_PEER_REJECTED,
-			     RAPT_REJECT_NO_LISTENER, -r->err);
+			     RAPT_REJECT_NO_LISTENER, -err);
 		break;
 	case ETIMEDOUT:
-		connect_fail(ep, RAPT_EV_TIMED_OUT, 0, -r->err);
+		connect_fail(ep, RAPT_EV_TIMED_OUT, 0, -err);
 		break;
 	default:
-		connect_fail(ep, RAPT_EV_UNREACHABLE, 0, -r->err);
+		connect_fail(ep, RAPT_EV_UNREACHABLE, 0, -err);
 		break;
 	}
 }
 
-static void run_connect(struct vb_ia *ia, struct vb_ep *ep)
+static int run_connect(struct vb_ep *ep)
 {
 	struct rdma_conn_param p;
-	struct connect_result r = { .ep = ep };
 
 	memset(&p, 0, sizeof(p));
 	p.private_data = ep->pdata_len ? ep->pdata : NULL;
@@ -470,8 +469,8 @@ static void run_connect(struct vb_ia *ia, struct vb_ep *ep)
 	p.rnr_retry_count = vb_rnr_retry(ep);
 	p.qp_num = ep->qp->qp_num;
 	if (rdma_connect(ep->id, &p))
-		r.err = errno ? errno : EIO;
-	rapt_engine_call(ia->eng, connect_done, &r);
+		return errno ? errno : EIO;
+	return 0;
 }
 
 static void *connector_main(void *arg)
@@ -494,7 +493,12 @@ static void *connector_main(void *arg)
 		if (!cn->head)
 			cn->tail = NULL;
 		pthread_mutex_unlock(&cn->lock);
-		run_connect(ia, ep);
+		ep->connect_err = run_connect(ep);
+		/* Handed to the runner, not waited for: the run lock may be
+		 * a busy-polling consumer's, which takes it at each poll,
+		 * and the next connect should not queue behind that. */
+		if (rapt_engine_defer(ia->eng, connect_done, ep))
+			rapt_engine_call(ia->eng, connect_done, ep);
 		pthread_mutex_lock(&cn->lock);
 	}
 	if (--cn->threads == 0)

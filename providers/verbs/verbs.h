@@ -558,6 +558,7 @@ struct vb_ep {
 	bool in_connector;		/* rdma_connect() is running */
 	bool hangup_later;		/* vb_cm_hangup() when it returns */
 	uint8_t connect_tries;		/* ids whose local port was taken */
+	int connect_err;		/* what rdma_connect() returned */
 	pthread_cond_t conn_cv;		/* signalled when it returns */
 	bool disc_graceful;		/* a graceful disconnect was asked */
 	struct vb_held *held;
