@@ -1936,7 +1936,7 @@ static void test_free_after_graceful(void)
  */
 static int sock_bound_ok(int fd, uint32_t ms)
 {
-	int ka = 0, idle = 0, cnt = 0;
+	int ka = 0, idle = 0, intvl = 0;
 	unsigned int user = 0;
 	socklen_t l = sizeof(int);
 
@@ -1945,7 +1945,8 @@ static int sock_bound_ok(int fd, uint32_t ms)
 	T(!getsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, &l));
 	T(idle == (int)(ms / 2000 ? ms / 2000 : 1));
 	l = sizeof(int);
-	T(!getsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, &l) && cnt == 3);
+	T(!getsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, &l));
+	T(intvl == (int)(ms / 6000 ? ms / 6000 : 1));
 	l = sizeof(user);
 	T(!getsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, &l));
 	T(user == ms);
