@@ -137,19 +137,23 @@ static void engine_wake(struct rapt_engine *eng)
  * first timer into account, would find nothing ready and go back to sleep
  * with its old timeout.
  */
+static void engine_evfd_clear(struct rapt_engine *eng)
+{
+	uint64_t v;
+	ssize_t n;
+
+	do {
+		n = read(eng->evfd, &v, sizeof(v));
+	} while (n < 0 && errno == EINTR);
+}
+
 static void engine_evfd_read(struct rapt_io *io, uint32_t events)
 {
 	struct rapt_engine *eng = rapt_container_of(io, struct rapt_engine,
 						    evio);
-	uint64_t v;
-	ssize_t n;
 
-	if (!engine_is_thread(eng))
-		return;
-
-	do {
-		n = read(io->fd, &v, sizeof(v));
-	} while (n < 0 && errno == EINTR);
+	if (engine_is_thread(eng))
+		engine_evfd_clear(eng);
 }
 
 /* ------------------------------------------------------------------ */
@@ -692,6 +696,12 @@ static void engine_aside(struct rapt_engine *eng)
 			      memory_order_relaxed);
 	poll(&p, 1, ms);
 	atomic_store_explicit(&eng->aside_until_ns, 0, memory_order_relaxed);
+	/* Taken now, whoever runs the pass: left set, it would end every
+	 * poll() at once while a busy consumer holds the run lock (this
+	 * thread spinning), and every ppoll() of a consumer sleeping on
+	 * epfd (which watches the eventfd too). */
+	if (p.revents & POLLIN)
+		engine_evfd_clear(eng);
 	/* A busy consumer in a pass of its own runs the timers and
 	 * deferrals now: waiting for it would only cost a sleep more. */
 	if (!run_enter(eng, false, &saved)) {
