@@ -590,6 +590,11 @@ RAPT_SDK struct rapt_evd *rapt_prov_evd_handle(struct rapt_core_evd *evd)
 	return evd->handle;
 }
 
+RAPT_SDK uint64_t rapt_prov_evd_taken(struct rapt_core_evd *evd)
+{
+	return seq_get(&evd->head);
+}
+
 uint32_t rapt__evd_streams(struct rapt_core_evd *evd)
 {
 	return evd->streams;

@@ -449,6 +449,51 @@ static void test_dequeue_own_push(void)
  * the provider pushes straight back, with its EVD handle; the rest queue
  * behind it in order.  That one never took a slot: qlen + 1 in one
  * provider call lose nothing. */
+/*
+ * rapt_prov_evd_taken(): what a provider that delivered events by itself
+ * (the verbs engine, for a CQ nobody polled) reads to learn that a
+ * consumer works through them, although its dequeues, served from the
+ * queue, never call the provider.  Events queued by the push of a wait or
+ * a dequeue count once taken; the one a dequeue's own push hands straight
+ * back never sat in the queue.
+ */
+static void test_taken_count(void)
+{
+	struct rapt_evd *evd = new_evd(16, RAPT_EVD_DTO);
+	struct wait_prov_stats st;
+	struct rapt_event ev;
+	uint64_t t0, calls;
+	int i;
+
+	t0 = st_of(evd).taken;
+	CHECK_RC(inject(evd, 4), 0);
+	/* A zero-timeout wait pushes all four into the queue and takes the
+	 * first from there. */
+	CHECK_RC(rapt_evd_wait(evd, 0, 1, &ev, NULL), 0);
+	CU_ASSERT_EQUAL(ev.u.dto.cookie, 0);
+	st = st_of(evd);
+	CU_ASSERT_EQUAL(st.pushed, 4);
+	CU_ASSERT_EQUAL(st.taken, t0 + 1);
+	calls = st.progress_calls;
+	for (i = 1; i <= 3; i++) {
+		CHECK_RC(rapt_evd_dequeue(evd, &ev), 0);
+		CU_ASSERT_EQUAL(ev.u.dto.cookie, (uint64_t)i);
+		st = st_of(evd);
+		CU_ASSERT_EQUAL(st.taken, t0 + 1 + (uint64_t)i);
+		/* ... served from the queue: the provider was not called */
+		CU_ASSERT_EQUAL(st.progress_calls, calls);
+	}
+	/* An empty dequeue calls the provider and takes nothing. */
+	CHECK_RC(rapt_evd_dequeue(evd, &ev), RAPT_EAGAIN);
+	CU_ASSERT_EQUAL(st_of(evd).taken, t0 + 4);
+	/* A dequeue's own first push comes straight back: not queued. */
+	CHECK_RC(inject(evd, 1), 0);
+	CHECK_RC(rapt_evd_dequeue(evd, &ev), 0);
+	CU_ASSERT_EQUAL(ev.u.dto.cookie, 4);
+	CU_ASSERT_EQUAL(st_of(evd).taken, t0 + 4);
+	CHECK_RC(rapt_evd_free(evd), 0);
+}
+
 static void test_dequeue_direct(void)
 {
 	struct rapt_evd *evd = new_evd(4, RAPT_EVD_DTO);
@@ -644,6 +689,8 @@ static const struct test_case cases[] = {
 	  test_dequeue_own_push },
 	{ "dequeue: the provider's first push comes straight back, in order",
 	  test_dequeue_direct },
+	{ "the taken count moves with dequeues the provider never sees",
+	  test_taken_count },
 	{ "two threads dequeue while a third injects: once each, in order",
 	  test_dequeue_race },
 	{ "a provider that cannot arm is looked at, not spun on",

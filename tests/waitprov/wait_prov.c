@@ -312,6 +312,7 @@ RAPT_PROVIDER_EXPORT int wait_prov_stats(struct rapt_evd *handle,
 		st->sleeping = atomic_load(&e->sleeping);
 		st->rings = atomic_load(&e->rings);
 		st->progress_calls = atomic_load(&e->progress_calls);
+		st->taken = rapt_prov_evd_taken(e->cevd);
 		st->last_pusher = e->last_pusher;
 	}
 	pthread_mutex_unlock(&lock);

@@ -20,6 +20,7 @@ struct wait_prov_stats {
 	int sleeping;			/* BLOCK trywaits not yet done */
 	uint64_t rings;			/* doorbell writes */
 	uint64_t progress_calls;	/* evd_progress (and wait_done) */
+	uint64_t taken;			/* rapt_prov_evd_taken() */
 	pthread_t last_pusher;		/* thread of the last push */
 };
 

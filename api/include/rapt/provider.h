@@ -394,6 +394,17 @@ RAPT_SDK int rapt_prov_evd_push(struct rapt_core_evd *cevd,
 RAPT_SDK struct rapt_evd *rapt_prov_evd_handle(struct rapt_core_evd *cevd);
 
 /**
+ * rapt_prov_evd_taken - how many events consumers have taken from an EVD
+ * @cevd: the EVD
+ *
+ * A count that only grows: two reads that differ mean a consumer took
+ * events from the EVD's queue in between, although it may never have
+ * called the provider (a dequeue that finds events queued takes them
+ * without the evd_progress op).  Any thread; a relaxed read.
+ */
+RAPT_SDK uint64_t rapt_prov_evd_taken(struct rapt_core_evd *cevd);
+
+/**
  * struct rapt_prov_conn_event - a connection event, as the transport saw it
  * @type: RAPT_EV_ESTABLISHED, PEER_REJECTED (the peer sent a reject with
  *        private data), NON_PEER_REJECTED, UNREACHABLE, TIMED_OUT,
