@@ -53,8 +53,11 @@
 #define VB_CQ_RECHECK_MAX_NS	80000000ull
 /* After the engine delivered completions nobody polled for, the CQ stays
  * unarmed this long: a consumer working through them comes back to an
- * empty EVD within it and takes the CQ over (see engine_delivers). */
+ * empty EVD within it and takes the CQ over (see engine_delivers).  While
+ * nobody comes, the look doubles, up to the maximum, as long as the CQ
+ * stays at most a quarter full between two looks at the rate it filled. */
 #define VB_CQ_GRACE_NS		1000000ull
+#define VB_CQ_GRACE_MAX_NS	16000000ull
 
 /* ------------------------------------------------------------------ */
 /* Completion status                                                   */
@@ -205,14 +208,23 @@ static void consumer_touch(struct vb_evd *evd)
 	tick_bump(&evd->lease_tick);
 }
 
-/* Has a consumer polled this EVD since the engine last looked? */
+/*
+ * Has a consumer been at this EVD since the engine last looked: polled
+ * it, or taken events from its queue?  A dequeue that finds events queued
+ * takes them without calling us, and the engine's own deliveries are
+ * taken so: counting polls alone, a consumer working through a backlog
+ * the engine delivered looked gone, and the engine kept delivering ahead
+ * of it.
+ */
 static bool consumer_polled(struct vb_evd *evd)
 {
 	uint32_t n = atomic_load_explicit(&evd->lease_tick,
 					  memory_order_relaxed);
-	bool polled = n != evd->engine_tick;
+	uint64_t t = evd->cevd ? rapt_prov_evd_taken(evd->cevd) : 0;
+	bool polled = n != evd->engine_tick || t != evd->engine_taken;
 
 	evd->engine_tick = n;
+	evd->engine_taken = t;
 	return polled;
 }
 
@@ -223,6 +235,29 @@ static void engine_takes_cq(struct vb_evd *evd)
 	if (ibv_req_notify_cq(evd->cq, 0))
 		vb_err("%s: ibv_req_notify_cq failed", evd->ia->dev);
 	vb_cq_poll(evd);
+}
+
+/*
+ * The next look at a CQ nobody polls, which just gave @n completions in
+ * the last look's time: twice that time, unless the CQ would then fill
+ * past a quarter at the same rate (a consumer that posts thousands of
+ * operations before it reaps any, as dapltest -T P does: looking every
+ * millisecond, the engine thread woke 400 times a second for 3 or 4
+ * completions each).
+ */
+static uint64_t grace_next(struct vb_evd *evd, uint32_t n)
+{
+	uint64_t g = evd->grace_ns * 2;
+	uint64_t room = evd->grace_ns * (evd->cqe / 4) / n;
+
+	if (g > room)
+		g = room;
+	if (g > VB_CQ_GRACE_MAX_NS)
+		g = VB_CQ_GRACE_MAX_NS;
+	if (g < VB_CQ_GRACE_NS)
+		g = VB_CQ_GRACE_NS;
+	evd->grace_ns = g;
+	return g;
 }
 
 /*
@@ -237,10 +272,15 @@ static void engine_takes_cq(struct vb_evd *evd)
  */
 static void engine_delivers(struct vb_evd *evd)
 {
-	if (vb_cq_poll(evd))
-		rapt_timer_arm(evd->ia->eng, &evd->cq_timer, VB_CQ_GRACE_NS);
-	else
+	int n = vb_cq_poll(evd);
+
+	if (n) {
+		rapt_timer_arm(evd->ia->eng, &evd->cq_timer,
+			       grace_next(evd, (uint32_t)n));
+	} else {
+		evd->grace_ns = VB_CQ_GRACE_NS;
 		engine_takes_cq(evd);
+	}
 }
 
 /*
@@ -298,6 +338,7 @@ static void evd_cq_timer_fire(struct rapt_timer *t)
 		if (atomic_load_explicit(&evd->parked, memory_order_relaxed) &&
 		    evd->recheck_ns < VB_CQ_RECHECK_MAX_NS)
 			evd->recheck_ns *= 2;
+		evd->grace_ns = VB_CQ_GRACE_NS;
 		engine_parks(evd);
 		return;
 	}
@@ -452,6 +493,7 @@ static struct vb_evd *evd_alloc(struct vb_ia *ia, struct rapt_core_evd *cevd,
 	evd->io.fd = -1;
 	rapt_timer_init(&evd->cq_timer, evd_cq_timer_fire);
 	evd->recheck_ns = VB_CQ_RECHECK_NS;
+	evd->grace_ns = VB_CQ_GRACE_NS;
 	rapt_lock_init(&evd->poll_lock);
 	return evd;
 }

@@ -349,12 +349,14 @@ struct vb_evd {
 	atomic_uint tick;
 	atomic_uint lease_tick;		/* consumer polls, counted */
 	uint32_t engine_tick;		/* lease_tick when the engine looked */
+	uint64_t engine_taken;		/* rapt_prov_evd_taken() then */
 	_Atomic bool parked;		/* the engine ignores the channel while
 					 * a consumer takes the CQ (written by
 					 * the engine) */
 	_Atomic bool park_asked;	/* a consumer asked for the park */
 	struct rapt_timer cq_timer;	/* is the polling consumer gone? */
 	uint64_t recheck_ns;		/* the timer's next look (engine) */
+	uint64_t grace_ns;		/* ... while nobody polls (engine) */
 	/* The engine watches the channel (a duplicate of its fd) when no
 	 * consumer does: completions reach the EVD with nobody calling in. */
 	struct rapt_io io;
