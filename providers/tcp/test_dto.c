@@ -1357,11 +1357,10 @@ static int idle_round(struct conn *c, int fd, unsigned int r)
 static int run_idle_found(void)
 {
 	struct conn c;
-	unsigned int r;
-	int fd;
-
 	struct rapt_event ev;
 	struct rapt_sge g;
+	unsigned int r;
+	int fd;
 
 	if (conn_open(&c, 64, 64, ACC_ALL, NULL, NULL) || act_sock(&c, &fd))
 		return -1;
