@@ -193,12 +193,30 @@ pt_col() {
 	awk -v c=$2 '$1 ~ /^[0-9]+$/ && NF >= c { print $c; exit }' $1
 }
 
+# pairs_rounds: the "a b" lines on stdin (one round each, in run order)
+# as "a/b=ratio ..." on one line: what a median hides
+pairs_rounds() {
+	awk '{ printf "%s/%s=%.2f ", $1, $2, ($2 > 0 ? $1 / $2 : 0) }'
+}
+
+# pairs_median: the median of the per-round ratios of the "a b" lines on
+# stdin (rounds where b gave no figure left out)
+pairs_median() {
+	awk '$2 > 0 { printf "%.4f\n", $1 / $2 }' | median
+}
+
+# round_order ROUND A B: who goes first in an alternating pair's round
+# ROUND (A on odd rounds), so that neither program always runs on the
+# state the other left
+round_order() {
+	if [ $(($1 % 2)) = 1 ]; then echo "$2 $3"; else echo "$3 $2"; fi
+}
+
 # perf_rounds NAME UNIT: each round's pair and its ratio, in run order
-# (an INFO line: what the medians hide); rounds where one program gave no
-# figure are left out (/tmp/NAME.pairs holds "rapt perftest" per round)
+# (an INFO line); rounds where one program gave no figure are left out
+# (/tmp/NAME.pairs holds "rapt perftest" per round)
 perf_rounds() {
-	info "$1 rounds ($2, rapt/perftest): $(awk '{
-		printf "%s/%s=%.2f ", $1, $2, ($2 > 0 ? $1 / $2 : 0) }' /tmp/$1.pairs)"
+	info "$1 rounds ($2, rapt/perftest): $(pairs_rounds < /tmp/$1.pairs)"
 }
 
 # perf_pair_ratio NAME: the median of the per-round ratios.  Each round
@@ -207,7 +225,7 @@ perf_rounds() {
 # different speeds (a slow spell in some perftest rounds moved a ratio
 # of medians to 0.83 where every round but one said 1.15 or 0.92-1.29).
 perf_pair_ratio() {
-	awk '$2 > 0 { printf "%.4f\n", $1 / $2 }' /tmp/$1.pairs | median
+	pairs_median < /tmp/$1.pairs
 }
 
 # perf_report NAME UNIT RAPT PT KIND(lat|bw): a "RAPTVM PERF" line; RAPT

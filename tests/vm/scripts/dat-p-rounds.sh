@@ -44,8 +44,7 @@ T0=$(now)
 if dat_setup; then
 	r=1
 	while [ $r -le $P_ROUNDS ]; do
-		if [ $((r % 2)) = 1 ]; then order="udapl rapt"; else order="rapt udapl"; fi
-		for p in $order; do
+		for p in $(round_order $r udapl rapt); do
 			pr_one iwarp $p peerport "$IN_PEER" $SIW_ADDR
 			pr_one ib $p cmport "" $RXE_WIRE_PEER_ADDR
 		done
@@ -53,12 +52,12 @@ if dat_setup; then
 	done
 	for tr in iwarp ib; do
 		for t in rw rr1 rw1; do
-			info "dat_${tr}_P_$t rounds (rapt/uDAPL): $(paste -d' ' \
-				/tmp/pr_${tr}_$t.rapt /tmp/pr_${tr}_$t.udapl |
-				awk '{ printf "%s/%s=%.2f ", $1, $2, ($2 > 0 ? $1 / $2 : 0) }')"
-			info "dat_${tr}_P_$t median ratio $(paste -d' ' \
-				/tmp/pr_${tr}_$t.rapt /tmp/pr_${tr}_$t.udapl |
-				awk '$2 > 0 { printf "%.3f\n", $1 / $2 }' | median)"
+			paste -d' ' /tmp/pr_${tr}_$t.rapt /tmp/pr_${tr}_$t.udapl \
+				> /tmp/pr_${tr}_$t.pairs
+			info "dat_${tr}_P_$t rounds (rapt/uDAPL): $(pairs_rounds \
+				< /tmp/pr_${tr}_$t.pairs)"
+			info "dat_${tr}_P_$t median ratio $(pairs_median \
+				< /tmp/pr_${tr}_$t.pairs)"
 		done
 	done
 	result dat_p_rounds 0 "$T0"

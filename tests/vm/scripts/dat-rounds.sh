@@ -61,12 +61,12 @@ dr_report() {
 	for t in T_sr256 T_rdma dtestcm dtest; do
 		[ -s /tmp/dr_${tr}_$t.rapt.v ] && [ -s /tmp/dr_${tr}_$t.udapl.v ] ||
 			continue
-		info "dat_${tr}_$t rounds (rapt/uDAPL): $(paste -d' ' \
-			/tmp/dr_${tr}_$t.rapt.v /tmp/dr_${tr}_$t.udapl.v |
-			awk '{ printf "%s/%s=%.2f ", $1, $2, ($2 > 0 ? $1 / $2 : 0) }')"
-		info "dat_${tr}_$t median ratio $(paste -d' ' \
-			/tmp/dr_${tr}_$t.rapt.v /tmp/dr_${tr}_$t.udapl.v |
-			awk '$2 > 0 { printf "%.3f\n", $1 / $2 }' | median)"
+		paste -d' ' /tmp/dr_${tr}_$t.rapt.v /tmp/dr_${tr}_$t.udapl.v \
+			> /tmp/dr_${tr}_$t.pairs
+		info "dat_${tr}_$t rounds (rapt/uDAPL): $(pairs_rounds \
+			< /tmp/dr_${tr}_$t.pairs)"
+		info "dat_${tr}_$t median ratio $(pairs_median \
+			< /tmp/dr_${tr}_$t.pairs)"
 	done
 }
 
@@ -74,8 +74,7 @@ DAT_T0=$(now)
 if dat_setup; then
 	r=1
 	while [ $r -le $DAT_ROUNDS ]; do
-		if [ $((r % 2)) = 1 ]; then order="udapl rapt"; else order="rapt udapl"; fi
-		for p in $order; do
+		for p in $(round_order $r udapl rapt); do
 			dr_one iwarp $p peerport peerport "$IN_PEER" $SIW_ADDR
 			dr_one ib $p cmport hostport "" $RXE_WIRE_PEER_ADDR
 		done
