@@ -205,6 +205,15 @@ pairs_median() {
 	awk '$2 > 0 { printf "%.4f\n", $1 / $2 }' | median
 }
 
+# pairs_report NAME VS A B: two INFO lines, the rounds of files A and B
+# (one figure per line, line i of both from round i) and the median of
+# their per-round ratios; VS names the ratio ("rapt/uDAPL")
+pairs_report() {
+	paste -d' ' "$3" "$4" > /tmp/$1.pairs
+	info "$1 rounds ($2): $(pairs_rounds < /tmp/$1.pairs)"
+	info "$1 median ratio $(pairs_median < /tmp/$1.pairs)"
+}
+
 # round_order ROUND A B: who goes first in an alternating pair's round
 # ROUND (A on odd rounds), so that neither program always runs on the
 # state the other left

@@ -52,12 +52,8 @@ if dat_setup; then
 	done
 	for tr in iwarp ib; do
 		for t in rw rr1 rw1; do
-			paste -d' ' /tmp/pr_${tr}_$t.rapt /tmp/pr_${tr}_$t.udapl \
-				> /tmp/pr_${tr}_$t.pairs
-			info "dat_${tr}_P_$t rounds (rapt/uDAPL): $(pairs_rounds \
-				< /tmp/pr_${tr}_$t.pairs)"
-			info "dat_${tr}_P_$t median ratio $(pairs_median \
-				< /tmp/pr_${tr}_$t.pairs)"
+			pairs_report dat_${tr}_P_$t rapt/uDAPL \
+				/tmp/pr_${tr}_$t.rapt /tmp/pr_${tr}_$t.udapl
 		done
 	done
 	result dat_p_rounds 0 "$T0"

@@ -61,12 +61,8 @@ dr_report() {
 	for t in T_sr256 T_rdma dtestcm dtest; do
 		[ -s /tmp/dr_${tr}_$t.rapt.v ] && [ -s /tmp/dr_${tr}_$t.udapl.v ] ||
 			continue
-		paste -d' ' /tmp/dr_${tr}_$t.rapt.v /tmp/dr_${tr}_$t.udapl.v \
-			> /tmp/dr_${tr}_$t.pairs
-		info "dat_${tr}_$t rounds (rapt/uDAPL): $(pairs_rounds \
-			< /tmp/dr_${tr}_$t.pairs)"
-		info "dat_${tr}_$t median ratio $(pairs_median \
-			< /tmp/dr_${tr}_$t.pairs)"
+		pairs_report dat_${tr}_$t rapt/uDAPL \
+			/tmp/dr_${tr}_$t.rapt.v /tmp/dr_${tr}_$t.udapl.v
 	done
 }
 
