@@ -341,6 +341,9 @@ struct tcp_ep {
 					 * message that needs it) */
 	struct rapt_timer timer;	/* tcp_conn.c: connect, RTR, close
 					 * timeouts */
+	struct rapt_timer bound;	/* tcp_ep.c: an active socket's
+					 * peer-timeout bound, set late */
+	uint8_t bound_due;		/* tcp_ep.c: TCP_BOUND_* */
 	struct tcp_wrq sq;		/* sends, writes, reads in order */
 	struct tcp_wrq rq;		/* posted receives; with an SRQ, the
 					 * one a message is filling */
@@ -349,6 +352,8 @@ struct tcp_ep {
 	struct tcp_tx *tx;
 	struct tcp_cm *cm;		/* handshake state (tcp_cm.h) */
 	bool freeing;			/* ep_free under way: no more events */
+	bool rx_eof;			/* tcp_rx.c: the peer's FIN was read,
+					 * nothing is left to drain */
 	bool term_sent;			/* a Terminate went out: close with a
 				 * FIN so it is not lost to an RST */
 	_Atomic uint8_t poll_idle;	/* tcp_prov.c: evd_progress found the

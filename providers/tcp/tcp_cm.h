@@ -56,6 +56,13 @@
 #define CM_NS_PER_US		1000ull
 
 #define CM_PARK_NS		1000000ull	/* parked EP: look again */
+/* An active socket gets its peer-timeout bound (keepalive, user timeout:
+ * four setsockopt()s) once it has lived this long: a tenth of the
+ * smallest bound (RAPT_PEER_TIMEOUT_MIN_MS) late at most. */
+#define CM_BOUND_DELAY_NS	100000000ull
+/* ep->bound_due: nothing owed; the timer runs; due, and left to the
+ * consumer spinning on the parked EP (tcp_ep_bound_fire) */
+enum { TCP_BOUND_NONE, TCP_BOUND_TIMER, TCP_BOUND_CONSUMER };
 
 #define CM_CR_WATCH_NS		1000000ull	/* undecided CR: registered */
 
@@ -210,6 +217,8 @@ void tcp_cm_set_parked(struct tcp_ep *ep, bool parked);
 bool tcp_ep_polled(struct tcp_ep *ep);
 void tcp_ep_park(struct tcp_ep *ep);
 void tcp_ep_park_check(struct rapt_timer *t);
+void tcp_ep_bound_fire(struct rapt_timer *t);
+void tcp_ep_bound_set(struct tcp_ep *ep);
 
 /* tcp_listen.c */
 void tcp_cr_close_free(struct tcp_cr *cr);

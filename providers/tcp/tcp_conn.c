@@ -284,11 +284,15 @@ void tcp_cm_close(struct tcp_ep *ep, bool abort)
 	 * is left without one. */
 	if (cm_close_late(ep, abort))
 		abort = false;
-	else if (!abort && ep->io.fd >= 0)
+	else if (!abort && ep->io.fd >= 0 && !ep->rx_eof)
 		tcp_sock_drain(ep->io.fd);	/* unread bytes: an RST */
+	ep->rx_eof = false;
 	ep->fin_held = false;
 	rapt_timer_cancel(ep->ia->eng, &ep->timer);
 	rapt_timer_cancel(ep->ia->eng, &ep->park);
+	if (ep->bound_due == TCP_BOUND_TIMER)
+		rapt_timer_cancel(ep->ia->eng, &ep->bound);
+	ep->bound_due = TCP_BOUND_NONE;
 	tcp_cm_set_parked(ep, false);
 	free(ep->cm->hs);
 	ep->cm->hs = NULL;

@@ -86,6 +86,7 @@ static struct tcp_ep *ep_alloc(struct tcp_ia *ia, struct rapt_core_ep *cep,
 	rapt_timer_init(&ep->timer, tcp_ep_timeout);
 	rapt_timer_init(&ep->park, tcp_ep_park_check);
 	rapt_timer_init(&ep->cork, tcp_cork_fire);
+	rapt_timer_init(&ep->bound, tcp_ep_bound_fire);
 	tcp_ep_set_state(ep, TCP_EP_IDLE);
 	pthread_mutex_init(&ep->lock, NULL);
 	return ep;
@@ -208,9 +209,53 @@ int tcp_ep_set_peer_timeout(void *pep, uint32_t timeout_ms)
 	pthread_mutex_lock(&ep->lock);
 	ep->peer_timeout_ms = timeout_ms;
 	if (ep->io.fd >= 0)
-		tcp_sock_peer_timeout(ep->io.fd, timeout_ms);
+		tcp_ep_bound_set(ep);
 	pthread_mutex_unlock(&ep->lock);
 	return 0;
+}
+
+/**
+ * tcp_ep_bound_set - set the peer-timeout bound on the EP's socket now
+ * @ep: the EP, locked, with a socket
+ */
+void tcp_ep_bound_set(struct tcp_ep *ep)
+{
+	if (ep->bound_due == TCP_BOUND_TIMER)
+		rapt_timer_cancel(ep->ia->eng, &ep->bound);
+	ep->bound_due = TCP_BOUND_NONE;
+	tcp_sock_peer_timeout(ep->io.fd, ep->peer_timeout_ms);
+}
+
+/**
+ * tcp_ep_bound_fire - the bound timer: an active socket's peer-timeout
+ * bound, CM_BOUND_DELAY_NS after its connect
+ * @t: ep->bound
+ *
+ * Until then the connect timer, TCP's own retries and the first
+ * keepalive's idle time (half the bound at least) cover the connection;
+ * one that lives less long (a connection-rate loop, a short RPC) never
+ * pays for the four setsockopt()s.  A parked EP is left to the consumer
+ * that spins on it: the system calls here would hold the EP's lock while
+ * that consumer's poll wants it, and its poll then skips the EP, data and
+ * all.  The consumer's next look at the EP sets it (evd_visit), or the
+ * unpark when it stops spinning (tcp_park.c).  Cancelled when the socket
+ * leaves the EP (tcp_cm_close).
+ */
+void tcp_ep_bound_fire(struct rapt_timer *t)
+{
+	struct tcp_ep *ep = rapt_container_of(t, struct tcp_ep, bound);
+
+	if (!tcp_ep_timer_lock(ep, t, CM_PARK_NS))
+		return;
+	if (!ep->freeing && ep->io.fd >= 0 &&
+	    ep->bound_due == TCP_BOUND_TIMER &&
+	    !rapt_timer_armed(ep->ia->eng, t)) {
+		if (ep->parked)
+			ep->bound_due = TCP_BOUND_CONSUMER;
+		else
+			tcp_ep_bound_set(ep);
+	}
+	pthread_mutex_unlock(&ep->lock);
 }
 
 /**
@@ -283,12 +328,13 @@ static void ep_connect_start(struct tcp_ep *ep, int fd,
 	if (ep->cm->hs_off)
 		tcp_ep_set_state(ep, TCP_EP_MPA_REQ_SENT);
 	/* While the peer reads the request: what Nagle's algorithm would
-	 * not have delayed anyway (nothing was in flight), the peer-timeout
-	 * bound (our own connect timer covers the time until now), our
-	 * address for ESTABLISHED, the registration. */
+	 * not have delayed anyway (nothing was in flight), our address for
+	 * ESTABLISHED, the registration.  The peer-timeout bound comes later
+	 * (tcp_ep_bound_fire). */
 	tcp_sock_nodelay(fd);
-	tcp_sock_peer_timeout(fd, ep->peer_timeout_ms);
 	tcp_cm_sa_local(fd, &ep->cm->laddr);
+	ep->bound_due = TCP_BOUND_TIMER;
+	rapt_timer_arm(ep->ia->eng, &ep->bound, CM_BOUND_DELAY_NS);
 	ret = rapt_engine_add(ep->ia->eng, &ep->io,
 			      CM_EP_EVENTS | (ep->cm->hs ? EPOLLOUT : 0));
 	if (ret) {

@@ -63,6 +63,8 @@ static void ep_unpark(struct tcp_ep *ep)
 	int ret;
 
 	tcp_cm_set_parked(ep, false);
+	if (ep->bound_due == TCP_BOUND_CONSUMER)
+		tcp_ep_bound_set(ep);	/* the spinning was left to do it */
 	ret = rapt_engine_mod(ep->ia->eng, &ep->io, ep->io.events | EPOLLIN);
 	if (ret)
 		tcp_cm_fail(ep, ret);

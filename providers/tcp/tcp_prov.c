@@ -508,6 +508,8 @@ static uint32_t evd_visit(struct tcp_ep *ep, bool spin, uint32_t *got,
 		 * EPOLLOUT in this thread, rather than the engine thread
 		 * waking for it. */
 		*out |= !!(ep->io.events & EPOLLOUT);
+		if (ep->bound_due == TCP_BOUND_CONSUMER)
+			tcp_ep_bound_set(ep);	/* tcp_ep_bound_fire */
 	} else if (!spin && tcp_ep_handshaking(ep)) {
 		/* (a spinning consumer drives the engine instead) */
 		tcp_cm_progress(ep);

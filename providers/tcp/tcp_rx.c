@@ -220,6 +220,7 @@ static void rx_eof(struct tcp_ep *ep)
 {
 	struct tcp_rx *rx = ep->rx;
 
+	ep->rx_eof = true;
 	if (rx->state == RX_HDR && rx->start == rx->end) {
 		tcp_cm_peer_closed(ep);
 	} else {

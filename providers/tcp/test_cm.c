@@ -1974,13 +1974,69 @@ static int sock_by_ports(uint16_t lport, uint16_t rport, int not)
 	return -1;
 }
 
+/* Whether @fd has keepalive on: the first of the bound's options. */
+static bool sock_bound_set(int fd)
+{
+	int ka = 0;
+	socklen_t l = sizeof(ka);
+
+	return !getsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &ka, &l) && ka;
+}
+
+/* Active side: its bound is not set before it has lived the provider's
+ * 100 ms (checked when ESTABLISHED came sooner than that), and is set
+ * later, while the consumer busy-polls the EVD (@spin: the EP is parked,
+ * and the consumer's poll sets it) or sleeps on it (the engine's timer). */
+#define BOUND_DELAY_MS	100
+static int bound_comes_late(struct side *s, int fd, uint64_t t_connect,
+			    bool spin)
+{
+	uint64_t end = now_ms() + EV_MS;
+	struct rapt_event ev;
+	uint32_t n = 0;
+
+	if (now_ms() - t_connect < BOUND_DELAY_MS)
+		T(!sock_bound_set(fd));
+	for (;;) {
+		if (spin) {
+			if (++n % 1024 == 0 && sock_bound_set(fd))
+				break;
+			T(rapt_evd_dequeue(s->evd, &ev) == RAPT_EAGAIN);
+		} else {
+			if (sock_bound_set(fd))
+				break;
+			T(rapt_evd_wait(s->evd, 1000, 1, &ev, NULL) ==
+			  RAPT_ETIMEDOUT);
+		}
+		T(now_ms() < end);
+	}
+	T(now_ms() - t_connect >= BOUND_DELAY_MS);
+	return 0;
+}
+
+/* @a connects to @port, @p accepts; both ESTABLISHED.  *@t0: when the
+ * connect began. */
+static int bound_pair(struct side *s, uint16_t port, struct rapt_ep *a,
+		      struct rapt_ep *p, uint64_t *t0)
+{
+	struct rapt_event ev;
+
+	*t0 = now_ms();
+	TOK(rapt_ep_connect(a, lo_addr(), port, NULL, 0, 5000000));
+	T(!ev_wait(s, RAPT_EV_CR_ARRIVAL, &ev));
+	TOK(rapt_cr_accept(ev.u.cr.cr, p, NULL, 0));
+	T(!ev_wait(s, RAPT_EV_ESTABLISHED, &ev));
+	T(!ev_wait(s, RAPT_EV_ESTABLISHED, &ev));
+	return 0;
+}
+
 static int peer_bound_one(uint32_t passive_ms)
 {
 	struct rapt_ep *a, *p;
 	struct rapt_psp *psp;
-	struct rapt_event ev;
 	struct side s;
 	uint16_t port;
+	uint64_t t0;
 	int fa, fp;
 
 	T(!side_open(&s));
@@ -1989,14 +2045,11 @@ static int peer_bound_one(uint32_t passive_ms)
 	T(!ep_new(&s, 0, &p));
 	if (passive_ms)
 		TOK(rapt_ep_set_peer_timeout(p, passive_ms));
-	TOK(rapt_ep_connect(a, lo_addr(), port, NULL, 0, 5000000));
-	T(!ev_wait(&s, RAPT_EV_CR_ARRIVAL, &ev));
-	TOK(rapt_cr_accept(ev.u.cr.cr, p, NULL, 0));
-	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
-	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	T(!bound_pair(&s, port, a, p, &t0));
 	fa = sock_by_ports(0, port, -1);
 	fp = sock_by_ports(port, 0, -1);
 	T(fa >= 0 && fp >= 0);
+	T(!bound_comes_late(&s, fa, t0, false));
 	T(!sock_bound_ok(fa, RAPT_PEER_TIMEOUT_DEFAULT_MS));
 	T(!sock_bound_ok(fp, passive_ms ? passive_ms :
 			 RAPT_PEER_TIMEOUT_DEFAULT_MS));
@@ -2006,10 +2059,56 @@ static int peer_bound_one(uint32_t passive_ms)
 	return side_close(&s);
 }
 
+/* The same with a consumer that spins on the EVD once the connection has
+ * moved some messages (so that its EPs are parked): the bound still
+ * comes, from that consumer's polls. */
+static int peer_bound_spin(void)
+{
+	uint8_t mem[64] = "ping";
+	struct rapt_lmr_info mr;
+	struct rapt_ep *a, *p;
+	struct rapt_sge gr, gs;
+	struct rapt_lmr *lmr;
+	struct rapt_psp *psp;
+	struct rapt_event ev;
+	struct side s;
+	uint16_t port;
+	uint64_t t0;
+	int fa, i;
+
+	T(!side_open(&s));
+	TOK(rapt_lmr_create(s.pz, mem, sizeof(mem), RAPT_MEM_LOCAL_WRITE,
+			    &lmr, &mr));
+	gs.addr = (uintptr_t)mem;
+	gr.addr = (uintptr_t)mem + 32;
+	gs.length = gr.length = 32;
+	gs.lkey = gr.lkey = mr.lkey;
+	T(!psp_new(&s, 0, 0, 0, &psp, &port));
+	T(!ep_new(&s, 0, &a));
+	T(!ep_new(&s, 0, &p));
+	T(!bound_pair(&s, port, a, p, &t0));
+	fa = sock_by_ports(0, port, -1);
+	T(fa >= 0);
+	for (i = 0; i < 8; i++) {	/* one message per read */
+		TOK(rapt_ep_post_recv(a, &gr, 1, 1));
+		TOK(rapt_ep_post_send(p, &gs, 1, 2, 0));
+		T(!ev_wait(&s, RAPT_EV_DTO, &ev) && !ev.u.dto.status);
+		T(!ev_wait(&s, RAPT_EV_DTO, &ev) && !ev.u.dto.status);
+	}
+	T(!bound_comes_late(&s, fa, t0, true));
+	T(!sock_bound_ok(fa, RAPT_PEER_TIMEOUT_DEFAULT_MS));
+	TOK(rapt_ep_free(a));
+	TOK(rapt_ep_free(p));
+	TOK(rapt_psp_free(psp));
+	TOK(rapt_lmr_free(lmr));
+	return side_close(&s);
+}
+
 static void test_peer_bound_sockets(void)
 {
 	CU_ASSERT_EQUAL(peer_bound_one(0), 0);
 	CU_ASSERT_EQUAL(peer_bound_one(6000), 0);
+	CU_ASSERT_EQUAL(peer_bound_spin(), 0);
 }
 
 /*
