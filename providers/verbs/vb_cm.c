@@ -861,7 +861,8 @@ static bool req_departed(const struct vb_req *req)
 
 	if (!req->ia->tcp_diag)
 		return false;
-	st = vb_tcp_state((const struct sockaddr *)&req->local,
+	st = vb_tcp_state(req->ia->diag_fd,
+			  (const struct sockaddr *)&req->local,
 			  (const struct sockaddr *)&req->remote,
 			  req->ia->ifindex);
 	vb_dbg("request %s <- %s: TCP state %d",
@@ -875,11 +876,16 @@ static bool req_departed(const struct vb_req *req)
 /*
  * siw says nothing when the requester of an undecided request goes away;
  * the engine looks every VB_REQ_CHECK_NS while requests wait, and
- * withdraws those whose TCP connection closed.
+ * withdraws those whose TCP connection closed.  A request younger than
+ * that is left for the next look: a burst of requests that the consumer
+ * accepts one after another (dtestcm's thirty) would otherwise cost a
+ * question each to the kernel, under the run lock the consumer's accepts
+ * wait for, while every accept asks about its own request anyway.
  */
 static void req_timer_fire(struct rapt_timer *t)
 {
 	struct vb_ia *ia = rapt_container_of(t, struct vb_ia, req_timer);
+	uint64_t now = rapt_now_ns();
 	struct rapt_list *pos, *tmp;
 	struct vb_req *req;
 
@@ -887,7 +893,8 @@ static void req_timer_fire(struct rapt_timer *t)
 		return;
 	rapt_list_for_each_safe(pos, tmp, &ia->reqs) {
 		req = rapt_container_of(pos, struct vb_req, node);
-		if (!req_departed(req))
+		if (now - req->arrived_ns < VB_REQ_CHECK_NS ||
+		    !req_departed(req))
 			continue;
 		vb_dbg("%s: the requester of a pending request left",
 		       ia->dev);
@@ -915,6 +922,7 @@ static void on_request(struct vb_ia *ia, const struct cm_ev *c)
 		return;
 	}
 	req->kind = VB_CM_REQ;
+	req->arrived_ns = rapt_now_ns();
 	req->ia = ia;
 	req->psp = psp;
 	req->id = c->id;
@@ -1336,7 +1344,12 @@ int vb_cm_start(struct vb_ia *ia)
 	pthread_cond_init(&cn->gone, NULL);
 	rapt_list_init(&ia->reqs);
 	rapt_timer_init(&ia->req_timer, req_timer_fire);
-	ia->tcp_diag = vb_tp->tcp_wire && vb_tcp_diag_works();
+	ia->diag_fd = vb_tp->tcp_wire ? vb_tcp_diag_open() : -1;
+	ia->tcp_diag = ia->diag_fd >= 0 && vb_tcp_diag_works(ia->diag_fd);
+	if (!ia->tcp_diag && ia->diag_fd >= 0) {
+		close(ia->diag_fd);
+		ia->diag_fd = -1;
+	}
 	if (vb_tp->tcp_wire && !ia->tcp_diag)
 		vb_info("%s: no sock_diag for TCP (tcp_diag not loaded?): a requester that leaves before its request is decided goes unnoticed",
 			ia->dev);
@@ -1364,6 +1377,9 @@ void vb_cm_stop(struct vb_ia *ia)
 	pthread_mutex_unlock(&cn->lock);
 	rapt_timer_cancel(ia->eng, &ia->req_timer);
 	rapt_engine_call(ia->eng, cm_unregister, ia);
+	if (ia->diag_fd >= 0)
+		close(ia->diag_fd);
+	ia->diag_fd = -1;
 	rdma_destroy_event_channel(ia->cmch);
 	pthread_cond_destroy(&cn->gone);
 	pthread_cond_destroy(&cn->cond);

@@ -9,7 +9,8 @@
  * crash the kernel (siw then reports a close to iw_cm in a state iw_cm
  * BUG()s on, when the requester asked for peer-to-peer RTR).  So the
  * provider asks the kernel about the socket itself, the way ss(8) does:
- * one NETLINK_SOCK_DIAG request for the connection's exact 4-tuple.
+ * one NETLINK_SOCK_DIAG request for the connection's exact 4-tuple, on a
+ * socket the IA keeps open (two system calls a question, not five).
  */
 #include "config.h"
 
@@ -19,6 +20,7 @@
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -43,8 +45,13 @@ static void diag_addr(const struct sockaddr *sa, __be16 *port, __be32 *a)
 	}
 }
 
-/* Read the answer: the socket's state, or -1 if there is none. */
-static int diag_answer(int fd)
+/* Sequence numbers of the questions: an answer that came after its
+ * question timed out is told from the next question's. */
+static _Atomic uint32_t diag_seq;
+
+/* Read the answer to question @seq: the socket's state, or -1 if there is
+ * none. */
+static int diag_answer(int fd, uint32_t seq)
 {
 	char buf[8192];
 	struct nlmsghdr *h;
@@ -58,6 +65,8 @@ static int diag_answer(int fd)
 			return -2;
 		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
 		     h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_seq != seq)
+				continue;	/* a late answer to an earlier one */
 			if (h->nlmsg_type == NLMSG_DONE)
 				return state;
 			if (h->nlmsg_type == NLMSG_ERROR) {
@@ -77,7 +86,24 @@ static int diag_answer(int fd)
 }
 
 /**
+ * vb_tcp_diag_open - a socket for vb_tcp_state()'s questions
+ *
+ * Return: the socket, or -1.
+ */
+int vb_tcp_diag_open(void)
+{
+	struct timeval tv = { 0, DIAG_TIMEOUT_MS * 1000 };
+	int fd;
+
+	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/**
  * vb_tcp_state - the TCP state of the connection @local <-> @remote
+ * @fd: from vb_tcp_diag_open(), used by one thread at a time
  * @local: this side's address and port
  * @remote: the peer's
  * @ifindex: the interface (sockets bound to one are found only with it)
@@ -86,28 +112,25 @@ static int diag_answer(int fd)
  * machine has no such connection, -2 if the kernel cannot say (no
  * sock_diag: the caller then assumes the connection is there).
  */
-int vb_tcp_state(const struct sockaddr *local, const struct sockaddr *remote,
-		 unsigned int ifindex)
+int vb_tcp_state(int fd, const struct sockaddr *local,
+		 const struct sockaddr *remote, unsigned int ifindex)
 {
 	struct {
 		struct nlmsghdr nlh;
 		struct inet_diag_req_v2 r;
 	} req;
 	struct sockaddr_nl nl = { .nl_family = AF_NETLINK };
-	struct timeval tv = { 0, DIAG_TIMEOUT_MS * 1000 };
-	int fd, state;
+	uint32_t seq = atomic_fetch_add_explicit(&diag_seq, 1,
+						 memory_order_relaxed) + 1;
 
-	if (local->sa_family != remote->sa_family ||
+	if (fd < 0 || local->sa_family != remote->sa_family ||
 	    (local->sa_family != AF_INET && local->sa_family != AF_INET6))
 		return -2;
-	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (fd < 0)
-		return -2;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	memset(&req, 0, sizeof(req));
 	req.nlh.nlmsg_len = sizeof(req);
 	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
 	req.nlh.nlmsg_flags = NLM_F_REQUEST;
+	req.nlh.nlmsg_seq = seq;
 	req.r.sdiag_family = (__u8)local->sa_family;
 	req.r.sdiag_protocol = IPPROTO_TCP;
 	req.r.idiag_states = ~0u;
@@ -118,15 +141,13 @@ int vb_tcp_state(const struct sockaddr *local, const struct sockaddr *remote,
 	req.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
 	if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&nl,
 		   sizeof(nl)) < 0)
-		state = -2;
-	else
-		state = diag_answer(fd);
-	close(fd);
-	return state;
+		return -2;
+	return diag_answer(fd, seq);
 }
 
 /**
  * vb_tcp_diag_works - whether the kernel answers sock_diag for TCP
+ * @diag: from vb_tcp_diag_open()
  *
  * inet_diag and tcp_diag are modules, loaded on first use where module
  * loading works; without them every lookup says "no such socket", which
@@ -135,7 +156,7 @@ int vb_tcp_state(const struct sockaddr *local, const struct sockaddr *remote,
  *
  * Return: true if it does.
  */
-bool vb_tcp_diag_works(void)
+bool vb_tcp_diag_works(int diag)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	struct sockaddr_in any = { .sin_family = AF_INET };
@@ -148,7 +169,7 @@ bool vb_tcp_diag_works(void)
 		return false;
 	if (!bind(fd, (struct sockaddr *)&sa, sizeof(sa)) && !listen(fd, 1) &&
 	    !getsockname(fd, (struct sockaddr *)&sa, &len))
-		st = vb_tcp_state((struct sockaddr *)&sa,
+		st = vb_tcp_state(diag, (struct sockaddr *)&sa,
 				  (struct sockaddr *)&any, 0);
 	close(fd);
 	return st == TCP_LISTEN;

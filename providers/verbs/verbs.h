@@ -251,6 +251,8 @@ struct vb_ia {
 	struct sockaddr_storage addr;	/* the device's IP address */
 	unsigned int ifindex;		/* of its network interface */
 	bool tcp_diag;			/* vb_tcp_state() can be believed */
+	int diag_fd;			/* vb_sockdiag.c, asked on the runner;
+					 * -1 without tcp_diag */
 	/* The device completes a receive too short for its message with
 	 * LOC_QP_OP_ERR (a "malformed WQE": rxe), not LOC_LEN_ERR. */
 	bool recv_short_op_err;
@@ -693,6 +695,7 @@ struct vb_req {
 	uint32_t ird, ord;		/* the requester's offer */
 	struct rapt_list node;		/* ia->reqs */
 	struct sockaddr_storage local, remote;	/* its TCP 4-tuple */
+	uint64_t arrived_ns;		/* rapt_now_ns() at its arrival */
 };
 
 /*
@@ -700,9 +703,10 @@ struct vb_req {
  * TCP_CLOSE_WAIT..., -1 when there is no such connection, -2 when the
  * kernel cannot say.
  */
-int vb_tcp_state(const struct sockaddr *local, const struct sockaddr *remote,
-		 unsigned int ifindex);
-bool vb_tcp_diag_works(void);
+int vb_tcp_diag_open(void);
+int vb_tcp_state(int fd, const struct sockaddr *local,
+		 const struct sockaddr *remote, unsigned int ifindex);
+bool vb_tcp_diag_works(int diag);
 
 int vb_cm_start(struct vb_ia *ia);
 void vb_cm_stop(struct vb_ia *ia);
