@@ -219,6 +219,7 @@ void tcp_ep_park(struct tcp_ep *ep);
 void tcp_ep_park_check(struct rapt_timer *t);
 void tcp_ep_bound_fire(struct rapt_timer *t);
 void tcp_ep_bound_set(struct tcp_ep *ep);
+void tcp_ep_bound_drop(struct tcp_ep *ep);
 
 /* tcp_listen.c */
 void tcp_cr_close_free(struct tcp_cr *cr);

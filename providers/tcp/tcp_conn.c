@@ -290,9 +290,7 @@ void tcp_cm_close(struct tcp_ep *ep, bool abort)
 	ep->fin_held = false;
 	rapt_timer_cancel(ep->ia->eng, &ep->timer);
 	rapt_timer_cancel(ep->ia->eng, &ep->park);
-	if (ep->bound_due == TCP_BOUND_TIMER)
-		rapt_timer_cancel(ep->ia->eng, &ep->bound);
-	ep->bound_due = TCP_BOUND_NONE;
+	tcp_ep_bound_drop(ep);
 	tcp_cm_set_parked(ep, false);
 	free(ep->cm->hs);
 	ep->cm->hs = NULL;

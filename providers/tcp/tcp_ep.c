@@ -215,14 +215,24 @@ int tcp_ep_set_peer_timeout(void *pep, uint32_t timeout_ms)
 }
 
 /**
+ * tcp_ep_bound_drop - nothing more is owed of the bound (it is set, or
+ * the socket leaves the EP)
+ * @ep: the EP, locked
+ */
+void tcp_ep_bound_drop(struct tcp_ep *ep)
+{
+	if (ep->bound_due == TCP_BOUND_TIMER)
+		rapt_timer_cancel(ep->ia->eng, &ep->bound);
+	ep->bound_due = TCP_BOUND_NONE;
+}
+
+/**
  * tcp_ep_bound_set - set the peer-timeout bound on the EP's socket now
  * @ep: the EP, locked, with a socket
  */
 void tcp_ep_bound_set(struct tcp_ep *ep)
 {
-	if (ep->bound_due == TCP_BOUND_TIMER)
-		rapt_timer_cancel(ep->ia->eng, &ep->bound);
-	ep->bound_due = TCP_BOUND_NONE;
+	tcp_ep_bound_drop(ep);
 	tcp_sock_peer_timeout(ep->io.fd, ep->peer_timeout_ms);
 }
 
