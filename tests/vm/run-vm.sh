@@ -54,6 +54,9 @@
 #      SKIP_APT=1                   no apt-get update/install
 #      SMP=2 MEM=1G VM_TIMEOUT=2400 qemu settings (keep 2 vCPUs: the two
 #                                   peers poll each other)
+#      VM_PIN=0                     leave the vCPU threads to the host's
+#                                   scheduler (default: vCPU i on host
+#                                   CPU i, when there are enough)
 #      CONF_ARGS="..."              extra rapt-conformance arguments
 #                                   (--run AREA to narrow it down)
 #      CONF_CONFIGS="1host 2host srv_tcp tcp_srv"  which conformance runs
@@ -115,7 +118,7 @@ KSERIES=$(echo "$KVER" | cut -d. -f1,2)
 [ -n "$KDEBVER" ] || die "apt knows no $KPKG"
 say "guest kernel $KPKG $KDEBVER"
 
-PKGS=(qemu-system-x86 busybox-static cpio kmod xz-utils iproute2
+PKGS=(qemu-system-x86 busybox-static cpio kmod xz-utils iproute2 procps util-linux
       libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils
       rdmacm-utils perftest
       nftables libcunit1 gcc make libc6-dev openmpi-bin dapl2-utils
@@ -412,11 +415,53 @@ relay() {
 		esac
 	done
 }
+# Each vCPU thread on a host CPU of its own, vCPU i on CPU i, for the
+# whole run.  Left to the host's scheduler, the two swapped places
+# between one program and the next, and the guest's client ran about 1.6
+# times slower with its vCPU on the other host CPU: a perf pair's two
+# programs then saw different machines (docs/performance.md, "Where the
+# VM's slow runs came from").  Threads named by debug-threads=on.
+VM_NAME=raptvm-$$
+# The QEMU process of this run, once all its vCPU threads exist.
+vm_qemu_pid() {
+	local pid
+	for pid in $(pgrep -x qemu-system-x86); do
+		tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null |
+			grep -q "guest=$VM_NAME," || continue
+		grep -qs "CPU $((SMP - 1))/TCG" "/proc/$pid"/task/*/comm &&
+			echo "$pid"
+	done
+}
+pin_vcpus() {
+	local i q="" task comm
+	for i in $(seq 300); do
+		q=$(vm_qemu_pid) || true
+		[ -n "$q" ] && break
+		sleep 0.1
+	done
+	[ -n "$q" ] || { say "vCPU threads not found: left unpinned"; return; }
+	for task in "/proc/$q"/task/*; do
+		comm=$(cat "$task/comm" 2>/dev/null) || continue
+		case "$comm" in
+		"CPU "*/TCG)
+			i=${comm#CPU }
+			i=${i%/TCG}
+			taskset -p -c "$i" "${task##*/}" > /dev/null ||
+				say "could not pin vCPU $i"
+			;;
+		esac
+	done
+	say "vCPU i pinned to host CPU i"
+}
+if [ "$(nproc)" -ge "$SMP" ] && [ "${VM_PIN:-1}" = 1 ]; then
+	pin_vcpus &
+fi
 say "booting qemu-system-x86_64 -accel tcg -smp $SMP -m $MEM"
 t=$(date +%s.%N)
 set +e
 timeout --foreground -k 10 "$VM_TIMEOUT" \
 	qemu-system-x86_64 -accel tcg -cpu max -smp "$SMP" -m "$MEM" \
+		-name "guest=$VM_NAME,debug-threads=on" \
 		-nographic -no-reboot -nodefaults -serial stdio -nic none \
 		-kernel "$KDIR/boot/vmlinuz-$KVER" -initrd "$INITRD" \
 		-append "$APPEND" < /dev/null 2>&1 | relay
