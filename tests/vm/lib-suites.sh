@@ -88,13 +88,18 @@ conf_2host() {
 
 # --- perf against perftest -------------------------------------------------
 # The VM is emulated (TCG), so only ratios count: rapt_perf and perftest
-# alternate PERF_ROUNDS times on the same devices; the verdict takes the
-# median of the rounds' ratios (perf_pair_ratio).
+# alternate PERF_ROUNDS times on the same devices (PERF_LAT_ROUNDS for
+# latency), rapt_perf first in odd rounds and perftest in even ones
+# (round_order); the verdict takes the median of the rounds' ratios
+# (perf_pair_ratio).
 # A suite sets PERF_IN (server prefix), PERF_RS/PERF_RC (rapt_perf server
 # and client), PERF_PT_S/PERF_PT_C (perftest's -d and address arguments)
 # and PERF_READY (how a server shows it listens: peerport, a TCP listener
 # in netns peer (siw); cmport, an rdma_cm listener (rxe)).
 PERF_ROUNDS=5
+# The latency pairs take two rounds more: a round costs them seconds,
+# where a bandwidth round on siw costs half a minute.
+PERF_LAT_ROUNDS=7
 # Both programs of every pair run pinned, the server on vCPU 1 and the
 # client on vCPU 0, rapt's and perftest's alike: left to the scheduler,
 # the two pollers sometimes share a vCPU, and a round's figure then
@@ -188,9 +193,12 @@ rapt_field() {
 }
 
 # pt_col FILE COL: column COL of perftest's result line (the first line
-# that starts with a byte count)
+# that starts with a byte count), if it is a number: ib_send_lat has
+# printed "inf" for a typical latency, which awk would read as infinity
+# and the pair as a ratio of 0
 pt_col() {
-	awk -v c=$2 '$1 ~ /^[0-9]+$/ && NF >= c { print $c; exit }' $1
+	awk -v c=$2 '$1 ~ /^[0-9]+$/ && NF >= c {
+		if ($c ~ /^[0-9]+(\.[0-9]+)?$/) print $c; exit }' $1
 }
 
 # pairs_rounds: the "a b" lines on stdin (one round each, in run order)
@@ -286,58 +294,83 @@ perf_pair_end() {
 	result perf_$1 $rc "$5"
 }
 
-perf_pair_lat() {	# perf_pair_lat NAME RAPT_TEST PT_PROG HALVE
-	local name=$1 test=$2 pt=$3 halve=$4 i t0 rc=0
-	local rv pv
-	perf_pair_begin $name
-	t0=$(now)
-	for i in $(seq $PERF_ROUNDS); do
-		rv= pv=
-		if perf_run ${name}_rapt "$PERF_PIN_S $PERF_RS -t $test -s 8 -n $PERF_ITERS" \
-			"$PERF_PIN_C $PERF_RC -t $test -s 8 -n $PERF_ITERS" \
-			/tmp/$name.rapt.out -P; then
-			rv=$(rapt_field /tmp/$name.rapt.out rtt_med_us |
-				awk -v h=$halve '{ printf "%.2f\n", h ? $1 / 2 : $1 }')
+# pair_one NAME WHO: one program of a round of pair NAME, WHO rapt or pt,
+# with the commands pair_rounds describes; its figure in PAIR_V (empty if
+# it gave none), PAIR_FAIL 1 when rapt_perf failed (a perftest that
+# failed is left out).  Globals, not a command substitution: perf_run
+# moves PERF_PORT on.
+pair_one() {
+	local name=$1 who=$2
+	PAIR_V=''
+	PAIR_FAIL=0
+	if [ $who = rapt ]; then
+		if perf_run ${name}_rapt "$PERF_PIN_S $PERF_RS $PAIR_RS" \
+			"$PERF_PIN_C $PERF_RC $PAIR_RCA" /tmp/$name.rapt.out -P; then
+			PAIR_V=$(rapt_field /tmp/$name.rapt.out $PAIR_RKEY |
+				awk -v h=$PAIR_HALVE '{ print h ? $1 / 2 : $1 }')
 		else
-			rc=1
+			PAIR_FAIL=1
 		fi
-		if perf_run ${name}_pt "$PERF_PIN_S $pt -R $PERF_PT_S -s 8 -n $PERF_ITERS" \
-			"$PERF_PIN_C $pt -R $PERF_PT_C -s 8 -n $PERF_ITERS" \
-			/tmp/$name.pt.out -p 1; then
-			pv=$(pt_col /tmp/$name.pt.out 5)
-		else
-			pt_left_out ${name}_pt
-		fi
+	elif perf_run ${name}_pt "$PERF_PIN_S $PAIR_PS" "$PERF_PIN_C $PAIR_PC" \
+		/tmp/$name.pt.out -p 1; then
+		PAIR_V=$(pt_col /tmp/$name.pt.out $PAIR_PCOL)
+	else
+		pt_left_out ${name}_pt
+	fi
+}
+
+# pair_rounds NAME ROUNDS: the rounds of a pair, the program that goes
+# first alternating (round_order).  The caller sets PAIR_RS and PAIR_RCA
+# (rapt_perf's server and client arguments), PAIR_RKEY (its JSON field),
+# PAIR_HALVE (1: report half of it), PAIR_PS and PAIR_PC (perftest's
+# server and client command lines) and PAIR_PCOL (perftest's column).
+# Returns 1 if a rapt_perf run failed.
+pair_rounds() {
+	local name=$1 i who rv pv rc=0
+	for i in $(seq $2); do
+		rv=''
+		pv=''
+		for who in $(round_order $i rapt pt); do
+			pair_one $name $who
+			[ $PAIR_FAIL = 0 ] || rc=1
+			if [ $who = rapt ]; then rv=$PAIR_V; else pv=$PAIR_V; fi
+		done
 		perf_pair_round $name "$rv" "$pv"
 	done
+	return $rc
+}
+
+# perf_pair_lat NAME RAPT_TEST PT_PROG HALVE: PERF_LAT_ROUNDS rounds
+perf_pair_lat() {
+	local name=$1 t0 rc=0
+	perf_pair_begin $name
+	t0=$(now)
+	PAIR_RS="-t $2 -s 8 -n $PERF_ITERS"
+	PAIR_RCA=$PAIR_RS
+	PAIR_RKEY=rtt_med_us
+	PAIR_HALVE=$4
+	PAIR_PS="$3 -R $PERF_PT_S -s 8 -n $PERF_ITERS"
+	PAIR_PC="$3 -R $PERF_PT_C -s 8 -n $PERF_ITERS"
+	PAIR_PCOL=5
+	pair_rounds $name $PERF_LAT_ROUNDS || rc=1
 	info "$name: perftest's $(grep -m 1 'TX depth' /tmp/$name.pt.out |
 		tr -s ' ')"
 	perf_pair_end $name us lat $rc "$t0"
 }
 
-perf_pair_bw() {	# perf_pair_bw NAME
-	local name=$1 i t0 rc=0
-	local rv pv
+# perf_pair_bw NAME: PERF_ROUNDS rounds of 64 KiB writes
+perf_pair_bw() {
+	local name=$1 t0 rc=0
 	perf_pair_begin $name
 	t0=$(now)
-	for i in $(seq $PERF_ROUNDS); do
-		rv= pv=
-		if perf_run ${name}_rapt "$PERF_PIN_S $PERF_RS -t bw_write -s 65536 -n $PERF_BW_ITERS" \
-			"$PERF_PIN_C $PERF_RC -t bw_write -s 65536 -n $PERF_BW_ITERS -w $PERF_BW_WINDOW" \
-			/tmp/$name.rapt.out -P; then
-			rv=$(rapt_field /tmp/$name.rapt.out MBps)
-		else
-			rc=1
-		fi
-		if perf_run ${name}_pt "$PERF_PIN_S ib_write_bw -R $PERF_PT_S -s 65536 -n $PERF_BW_ITERS -t $PERF_BW_WINDOW" \
-			"$PERF_PIN_C ib_write_bw -R $PERF_PT_C -s 65536 -n $PERF_BW_ITERS -t $PERF_BW_WINDOW" \
-			/tmp/$name.pt.out -p 1; then
-			pv=$(pt_col /tmp/$name.pt.out 4)
-		else
-			pt_left_out ${name}_pt
-		fi
-		perf_pair_round $name "$rv" "$pv"
-	done
+	PAIR_RS="-t bw_write -s 65536 -n $PERF_BW_ITERS"
+	PAIR_RCA="$PAIR_RS -w $PERF_BW_WINDOW"
+	PAIR_RKEY=MBps
+	PAIR_HALVE=0
+	PAIR_PS="ib_write_bw -R $PERF_PT_S -s 65536 -n $PERF_BW_ITERS -t $PERF_BW_WINDOW"
+	PAIR_PC="ib_write_bw -R $PERF_PT_C -s 65536 -n $PERF_BW_ITERS -t $PERF_BW_WINDOW"
+	PAIR_PCOL=4
+	pair_rounds $name $PERF_ROUNDS || rc=1
 	perf_pair_end $name MB/s bw $rc "$t0"
 }
 

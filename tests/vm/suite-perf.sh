@@ -9,8 +9,10 @@
 #   write bandwidth rapt_perf bw_write                  : ib_write_bw -R
 #
 # Targets (issue #11): rapt <= 1.1 x perftest's latency, >= 0.9 x its
-# bandwidth.  Each pair runs PERF_ROUNDS times, alternating, both
-# programs pinned alike (server vCPU 1, client vCPU 0); the verdict is the
+# bandwidth.  Each pair runs PERF_ROUNDS times (a latency pair
+# PERF_LAT_ROUNDS), alternating, the one that goes first changing from
+# round to round, both programs pinned alike (server vCPU 1, client vCPU
+# 0); the verdict is the
 # median of the rounds' ratios, and an INFO line shows every round's pair
 # and ratio (tests/vm/lib-suites.sh).  A line "RAPTVM PERF name rapt
 # perftest ratio target verdict" per metric goes to the host

@@ -16,7 +16,7 @@
 # perf suites do.
 #
 # shellcheck shell=sh
-PERF_ROUNDS=7
+PERF_LAT_ROUNDS=7
 perf_on_siw
 perf_pair_lat siw_send lat_send ib_send_lat 1
 perf_pair_lat siw_send_uns "lat_send --unsignaled" ib_send_lat 1

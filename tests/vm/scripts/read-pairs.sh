@@ -11,7 +11,7 @@
 # perf suites do.
 #
 # shellcheck shell=sh
-PERF_ROUNDS=7
+PERF_LAT_ROUNDS=7
 perf_on_siw
 perf_pair_lat siw_read lat_read ib_read_lat 0
 perf_on_rxe
