@@ -55,8 +55,9 @@
 #      SMP=2 MEM=1G VM_TIMEOUT=2400 qemu settings (keep 2 vCPUs: the two
 #                                   peers poll each other)
 #      VM_PIN=0                     leave the vCPU threads to the host's
-#                                   scheduler (default: vCPU i on host
-#                                   CPU i, when there are enough)
+#                                   scheduler (default: vCPU i on the
+#                                   i-th host CPU this script may use,
+#                                   when there are enough)
 #      CONF_ARGS="..."              extra rapt-conformance arguments
 #                                   (--run AREA to narrow it down)
 #      CONF_CONFIGS="1host 2host srv_tcp tcp_srv"  which conformance runs
@@ -415,8 +416,8 @@ relay() {
 		esac
 	done
 }
-# Each vCPU thread on a host CPU of its own, vCPU i on CPU i, for the
-# whole run.  Left to the host's scheduler, the two swapped places
+# Each vCPU thread on a host CPU of its own, vCPU i on the i-th CPU this
+# script may use, for the whole run.  Left to the host's scheduler, the two swapped places
 # between one program and the next, and the guest's client ran about 1.6
 # times slower with its vCPU on the other host CPU: a perf pair's two
 # programs then saw different machines (docs/performance.md, "Where the
@@ -432,8 +433,21 @@ vm_qemu_pid() {
 			echo "$pid"
 	done
 }
+# The CPUs this script may run on (its affinity, as nproc counts them),
+# one per line: "0-1,4" gives 0, 1 and 4.
+allowed_cpus() {
+	local part
+	for part in $(awk '/^Cpus_allowed_list:/ { gsub(",", " ", $2); print $2 }' \
+		/proc/self/status); do
+		case "$part" in
+		*-*) seq "${part%-*}" "${part#*-}" ;;
+		*) echo "$part" ;;
+		esac
+	done
+}
 pin_vcpus() {
-	local i q="" task comm
+	local i q="" task comm cpus
+	mapfile -t cpus < <(allowed_cpus)
 	for i in $(seq 300); do
 		q=$(vm_qemu_pid) || true
 		[ -n "$q" ] && break
@@ -446,12 +460,12 @@ pin_vcpus() {
 		"CPU "*/TCG)
 			i=${comm#CPU }
 			i=${i%/TCG}
-			taskset -p -c "$i" "${task##*/}" > /dev/null ||
+			taskset -p -c "${cpus[$i]}" "${task##*/}" > /dev/null ||
 				say "could not pin vCPU $i"
 			;;
 		esac
 	done
-	say "vCPU i pinned to host CPU i"
+	say "vCPU i pinned to host CPU ${cpus[*]:0:$SMP} in turn"
 }
 if [ "$(nproc)" -ge "$SMP" ] && [ "${VM_PIN:-1}" = 1 ]; then
 	pin_vcpus &

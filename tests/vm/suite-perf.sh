@@ -12,13 +12,12 @@
 # bandwidth.  Each pair runs PERF_ROUNDS times (a latency pair
 # PERF_LAT_ROUNDS), alternating, the one that goes first changing from
 # round to round, both programs pinned alike (server vCPU 1, client vCPU
-# 0); the verdict is the
-# median of the rounds' ratios, and an INFO line shows every round's pair
-# and ratio (tests/vm/lib-suites.sh).  A line "RAPTVM PERF name rapt
-# perftest ratio target verdict" per metric goes to the host
-# (docs/performance.md takes it); the test passes when every pair ran (a
-# missed target is reported, not failed: emulation noise on a shared
-# 2-core host).  The ib provider's pairs are in suite-ib.sh.
+# 0); the verdict is the median of the rounds' ratios, and an INFO line
+# shows every round's pair and ratio (tests/vm/lib-suites.sh).  A line
+# "RAPTVM PERF name rapt perftest ratio target verdict" per metric goes to
+# the host (docs/performance.md takes it); the test passes when every pair
+# ran (a missed target is reported, not failed: emulation noise on a
+# shared 2-core host).  The ib provider's pairs are in suite-ib.sh.
 #
 # shellcheck shell=sh
 
