@@ -1117,9 +1117,10 @@ static int run_cork(void)
  * pass writes its request, whether it completes an earlier read or only
  * reads part of a response, or nothing.  Each round posts two large
  * reads (their responses take milliseconds) and a small one, which must
- * wait; the consumer's next poll must then write it, while neither large
- * read is done (were one done, its completion would have written it: the
- * round proves nothing and another runs).  Then the consumer only sleeps
+ * wait; the next receive pass must then write it (the consumer's poll,
+ * or the engine thread's pass when that thread holds the EP), while
+ * neither large read is done (were one done, its completion would have
+ * written it: the round proves nothing and another runs).  Then the consumer only sleeps
  * in rapt_evd_wait(), and every read must complete, in order, with its
  * bytes.  Without the wait every post writes its own request (the window
  * is below any ORD), and without the receive pass's write the small
@@ -1139,13 +1140,13 @@ static int rs_post(struct conn *c, uint64_t cookie, size_t off, uint32_t n)
 	return 0;
 }
 
-/* One round; *@proved when the small read waited and the poll wrote it
- * before either large read was done. */
+/* One round; *@proved when the small read waited and a receive pass wrote
+ * it before either large read was done. */
 static int rs_round(struct conn *c, int fd, unsigned int r, bool *proved)
 {
 	uint64_t base = (uint64_t)r * 3, w0, w1, w2, w3;
 	struct rapt_event ev;
-	int e1, e2;
+	int e = RAPT_EAGAIN;
 
 	memset(c->a.mem, 0xcc, RS_LEN);
 	fill(c->p.mem, RS_LEN, r);
@@ -1155,17 +1156,25 @@ static int rs_round(struct conn *c, int fd, unsigned int r, bool *proved)
 	    sock_written(fd, &w2))
 		return -1;
 	T(w1 > w0);		/* the first two go at once */
-	e1 = rapt_evd_dequeue(c->a.evd, &ev);	/* a receive pass */
-	if (sock_written(fd, &w3))
-		return -1;
-	e2 = e1 ? rapt_evd_dequeue(c->a.evd, &ev) : 0;
-	/* Neither large read was done when w3 was read: its completion
-	 * would be queued (in order) by now. */
-	if (w2 == w1 && e1 == RAPT_EAGAIN && e2 == RAPT_EAGAIN) {
-		T(w3 > w2);
-		*proved = true;
+	w3 = w2;
+	if (w2 == w1) {
+		/* Receive passes until the small request is out or a large
+		 * read is done.  Each poll runs one, unless the engine thread
+		 * holds the EP: then that thread's pass writes it.  A large
+		 * read's completion is queued before what it writes, so the
+		 * poll after the write tells whether one came first. */
+		while (e == RAPT_EAGAIN && w3 == w2) {
+			e = rapt_evd_dequeue(c->a.evd, &ev);
+			if (sock_written(fd, &w3))
+				return -1;
+		}
+		if (e == RAPT_EAGAIN) {
+			e = rapt_evd_dequeue(c->a.evd, &ev);
+			*proved = e == RAPT_EAGAIN;
+		}
+		T(e == 0 || e == RAPT_EAGAIN);
 	}
-	if (!e1 || !e2) {	/* a large read done: the first, in order */
+	if (!e) {	/* a large read done: the first, in order */
 		T(ev.type == RAPT_EV_DTO && ev.u.dto.cookie == base &&
 		  ev.u.dto.status == RAPT_DTO_SUCCESS);
 	} else if (dto_wait(&c->a, RAPT_OP_RDMA_READ, RAPT_DTO_SUCCESS, base,
