@@ -74,8 +74,13 @@ struct evd_waiter {
 	uint32_t state;			/* enum evd_wstate */
 	uint32_t nmore;			/* left queued after the grant */
 	struct rapt_event *event;	/* the caller's output */
+	struct rapt_core_evd *evd;	/* for the cancellation handlers */
+	int cancel_state;		/* the caller's, restored in sleeps */
 	bool polling;			/* the leader, in the provider or poll */
 	bool kicked;			/* wake_fd was written for it */
+	bool in_poll;			/* the leader sleeps on the wait object */
+	int sleep_rc;			/* a sleep's result, and ppoll's errno */
+	int sleep_err;
 };
 
 struct rapt_core_evd {
@@ -1083,14 +1088,17 @@ static void deadline_after(struct timespec *ts, int64_t timeout_us)
 	}
 }
 
-static void waiter_init(struct evd_waiter *w, uint32_t threshold,
-			struct rapt_event *event)
+static void waiter_init(struct evd_waiter *w, struct rapt_core_evd *evd,
+			uint32_t threshold, struct rapt_event *event,
+			int cancel_state)
 {
 	pthread_condattr_t attr;
 
 	memset(w, 0, sizeof(*w));
 	w->threshold = threshold;
 	w->event = event;
+	w->evd = evd;
+	w->cancel_state = cancel_state;
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	pthread_cond_init(&w->cond, &attr);
@@ -1162,8 +1170,13 @@ static bool deadline_left(const struct timespec *deadline,
 	return left->tv_sec > 0 || (left->tv_sec == 0 && left->tv_nsec > 0);
 }
 
-/* Sleep in poll() on the provider's wait object and wake_fd. */
-static int evd_poll(struct rapt_core_evd *evd, const struct timespec *deadline)
+/*
+ * Sleep in poll() on the provider's wait object and wake_fd.  Return:
+ * RAPT_ETIMEDOUT if @deadline has passed, else 0 with *@err the error of
+ * a failed ppoll() (logged by the caller, outside the cancellable sleep).
+ */
+static int evd_poll(struct rapt_core_evd *evd, const struct timespec *deadline,
+		    int *err)
 {
 	struct pollfd p[2] = {
 		{ .fd = evd->pfd, .events = POLLIN },
@@ -1174,18 +1187,149 @@ static int evd_poll(struct rapt_core_evd *evd, const struct timespec *deadline)
 	if (deadline && !deadline_left(deadline, &left))
 		return RAPT_ETIMEDOUT;
 	if (ppoll(p, 2, deadline ? &left : NULL, NULL) < 0 && errno != EINTR)
-		rapt_err("EVD %p: ppoll: %m", (void *)evd->handle);
+		*err = errno;
 	return 0;
 }
 
-/* Sleep up to a millisecond, or until a push kicks us. */
-static void evd_nap(struct rapt_core_evd *evd)
+/* Sleep up to a millisecond, or until a push kicks us (*@err as above). */
+static void evd_nap(struct rapt_core_evd *evd, int *err)
 {
 	struct pollfd p = { .fd = evd->wake_fd, .events = POLLIN };
 	const struct timespec ms = { 0, 1000000 };
 
 	if (ppoll(&p, 1, &ms, NULL) < 0 && errno != EINTR)
-		rapt_err("EVD %p: ppoll: %m", (void *)evd->handle);
+		*err = errno;
+}
+
+/* ------------------------------------------------------------------ */
+/* Thread cancellation                                                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * rapt_evd_wait() is a cancellation point, and only where it sleeps.  The
+ * rest of a wait, the provider's progress and its system calls included,
+ * runs with cancellation disabled (evd_wait_slow()), so that none acts
+ * with a lock held.  Each sleep restores the caller's state for its
+ * length, under a cleanup handler that leaves the EVD as if the wait had
+ * timed out: the waiter is off the line, an event already granted to it
+ * is back at the head of the queue, and rapt_evd_free() does not wait
+ * for it.
+ */
+static inline void cancel_allow(const struct evd_waiter *w)
+{
+	pthread_setcancelstate(w->cancel_state, NULL);
+}
+
+static inline void cancel_block(void)
+{
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+}
+
+/*
+ * Give a cancelled waiter's event back (both locks held): it is the
+ * oldest, so it goes in front.  If pushes have filled every slot since
+ * it was granted, it is lost and counted as an overflow.
+ */
+static void evd_unget(struct rapt_core_evd *evd, const struct rapt_event *ev)
+{
+	uint64_t head = evd->head - 1;
+
+	if (rapt_unlikely(evd_count(evd) > evd->mask)) {
+		evd_overflow(evd);		/* unlocks */
+		evd_lock_all(evd);
+		return;
+	}
+	*ring_at(evd, head) = *ev;
+	seq_set(&evd->head, head);
+	evd_signal(evd);
+}
+
+/*
+ * @w leaves the line (both locks held): unlinked if still waiting, and
+ * if @cancelled its event given back.  Return: the wait's result.
+ */
+static int waiter_leave(struct rapt_core_evd *evd, struct evd_waiter *w,
+			bool cancelled)
+{
+	int ret = w->state == EVD_W_GRANTED ? 0 :
+		  w->state == EVD_W_CANCELED ? RAPT_ECANCELED : RAPT_ETIMEDOUT;
+
+	if (w->state == EVD_W_WAITING) {
+		waiter_unlink(evd, w);
+		evd_update_room(evd);
+	} else if (cancelled && w->state == EVD_W_GRANTED) {
+		evd_unget(evd, w->event);
+	}
+	if (--evd->nwaiters == 0 && evd->freeing)
+		pthread_cond_signal(&evd->gone);
+	pthread_cond_destroy(&w->cond);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Blocking                                                            */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The leader's sleep is over, or was cancelled: if it slept on the wait
+ * object the provider handles what woke it, in this thread (pushes to
+ * @w meanwhile need no wakeup); then both locks again.
+ */
+static void lead_end(struct rapt_core_evd *evd, struct evd_waiter *w)
+{
+	void *pevd = evd->obj.prov;
+
+	if (w->in_poll) {
+		w->in_poll = false;
+		if (evd->wait_done)
+			evd->wait_done(pevd);
+		else
+			evd->progress(pevd);
+	}
+	tls_leading = NULL;
+	evd_lock_all(evd);
+	w->polling = false;
+	if (w->kicked) {
+		uint64_t v;
+
+		w->kicked = false;
+		if (read(evd->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			rapt_err("EVD %p: eventfd read failed: %m",
+				 (void *)evd->handle);
+	}
+}
+
+static void lead_cancelled(void *arg)
+{
+	struct evd_waiter *w = arg;
+
+	cancel_block();
+	lead_end(w->evd, w);
+	waiter_leave(w->evd, w, true);
+	evd_unlock_all(w->evd);
+}
+
+/* The leader's sleep, in poll() (or a nap if @nap), cancellable. */
+static int lead_sleep(struct rapt_core_evd *evd, struct evd_waiter *w,
+		      const struct timespec *deadline, bool nap)
+{
+	/* The results go through *w: a local written after the cleanup's
+	 * setjmp would have to be volatile. */
+	w->in_poll = !nap;
+	w->sleep_rc = 0;
+	w->sleep_err = 0;
+	pthread_cleanup_push(lead_cancelled, w);
+	cancel_allow(w);
+	if (nap)
+		evd_nap(evd, &w->sleep_err);
+	else
+		w->sleep_rc = evd_poll(evd, deadline, &w->sleep_err);
+	cancel_block();
+	pthread_cleanup_pop(0);
+	if (w->sleep_err)
+		rapt_err("EVD %p: ppoll: %s", (void *)evd->handle,
+			 strerror(w->sleep_err));
+	return w->sleep_rc;
 }
 
 /*
@@ -1205,33 +1349,46 @@ static int waiter_lead(struct rapt_core_evd *evd, struct evd_waiter *w,
 	tls_leading = w;
 	ret = evd->ops->evd_trywait(pevd, RAPT_PROV_WAIT_BLOCK);
 	if (!ret) {
-		rc = evd_poll(evd, deadline);
-		if (evd->wait_done)
-			evd->wait_done(pevd);
-		else
-			evd->progress(pevd);
+		rc = lead_sleep(evd, w, deadline, false);
 	} else {
 		/* Work is pending (RAPT_EAGAIN): look once more without
 		 * sleeping.  A provider that cannot arm (it logs why) is
 		 * looked at once a millisecond rather than in a busy loop. */
 		evd->progress(pevd);
 		if (ret != RAPT_EAGAIN)
-			evd_nap(evd);
+			lead_sleep(evd, w, NULL, true);
 		if (deadline && !deadline_left(deadline, &(struct timespec){0}))
 			rc = RAPT_ETIMEDOUT;
 	}
-	tls_leading = NULL;
-	evd_lock_all(evd);
-	w->polling = false;
-	if (w->kicked) {
-		uint64_t v;
-
-		w->kicked = false;
-		if (read(evd->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-			rapt_err("EVD %p: eventfd read failed: %m",
-				 (void *)evd->handle);
-	}
+	lead_end(evd, w);
 	return rc;
+}
+
+static void follow_cancelled(void *arg)
+{
+	struct evd_waiter *w = arg;
+
+	/* The condition wait took evd->lock back before this runs. */
+	evd_rlock(w->evd);
+	waiter_leave(w->evd, w, true);
+	evd_unlock_all(w->evd);
+}
+
+/* A follower's sleep on its condition variable, cancellable. */
+static int follow_sleep(struct rapt_core_evd *evd, struct evd_waiter *w,
+			const struct timespec *deadline)
+{
+	/* The result goes through *w, as in lead_sleep(). */
+	pthread_cleanup_push(follow_cancelled, w);
+	cancel_allow(w);
+	if (deadline)
+		w->sleep_rc = pthread_cond_timedwait(&w->cond, &evd->lock,
+						     deadline);
+	else
+		w->sleep_rc = pthread_cond_wait(&w->cond, &evd->lock);
+	cancel_block();
+	pthread_cleanup_pop(0);
+	return w->sleep_rc;
 }
 
 /*
@@ -1246,10 +1403,7 @@ static int waiter_follow(struct rapt_core_evd *evd, struct evd_waiter *w,
 	int rc;
 
 	evd_runlock(evd);
-	if (deadline)
-		rc = pthread_cond_timedwait(&w->cond, &evd->lock, deadline);
-	else
-		rc = pthread_cond_wait(&w->cond, &evd->lock);
+	rc = follow_sleep(evd, w, deadline);
 	if (w->state == EVD_W_WAITING && rc != ETIMEDOUT && evd->pfd < 0) {
 		pthread_mutex_unlock(&evd->lock);
 		evd_progress(evd);
@@ -1262,7 +1416,7 @@ static int waiter_follow(struct rapt_core_evd *evd, struct evd_waiter *w,
 /* Block for an event; called and returns with both locks held. */
 static int evd_block(struct rapt_core_evd *evd, int64_t timeout_us,
 		     uint32_t threshold, struct rapt_event *event,
-		     uint32_t *nmore)
+		     uint32_t *nmore, int cancel_state)
 {
 	const struct timespec *dl = NULL;
 	struct timespec deadline;
@@ -1275,7 +1429,7 @@ static int evd_block(struct rapt_core_evd *evd, int64_t timeout_us,
 	}
 	evd_find_pfd(evd);
 	evd_make_wake_fd(evd);
-	waiter_init(&w, threshold, event);
+	waiter_init(&w, evd, threshold, event, cancel_state);
 	waiter_enqueue(evd, &w);
 	while (w.state == EVD_W_WAITING && !rc) {
 		if (evd->pfd >= 0 && evd->wfirst == &w)
@@ -1283,15 +1437,7 @@ static int evd_block(struct rapt_core_evd *evd, int64_t timeout_us,
 		else
 			rc = waiter_follow(evd, &w, dl);
 	}
-	if (w.state == EVD_W_WAITING) {
-		waiter_unlink(evd, &w);
-		evd_update_room(evd);
-	}
-	ret = w.state == EVD_W_GRANTED ? 0 :
-	      w.state == EVD_W_CANCELED ? RAPT_ECANCELED : RAPT_ETIMEDOUT;
-	if (--evd->nwaiters == 0 && evd->freeing)
-		pthread_cond_signal(&evd->gone);
-	pthread_cond_destroy(&w.cond);
+	ret = waiter_leave(evd, &w, false);
 	if (!ret)
 		*nmore = w.nmore;
 	return ret;
@@ -1309,6 +1455,35 @@ static int evd_take(struct rapt_core_evd *evd, uint32_t threshold,
 	ring_take(evd, event);
 	*more = evd_count(evd);
 	return 0;
+}
+
+/*
+ * Nothing to take at once (both locks held, and on return): the
+ * provider's progress, then the sleep, with cancellation disabled except
+ * in the sleep itself (see "Thread cancellation").
+ */
+static int __attribute__((noinline))
+evd_wait_slow(struct rapt_core_evd *evd, int64_t timeout_us,
+	      uint32_t threshold, struct rapt_event *event, uint32_t *more)
+{
+	int cs, ret = RAPT_EAGAIN;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
+	evd_find_pfd(evd);
+	/* A caller-driven provider gets a look first.  With a wait object
+	 * the sleep looks: a ready object ends it at once. */
+	if (evd->progress && (evd->pfd < 0 || !timeout_us)) {
+		evd_unlock_all(evd);
+		evd_progress(evd);
+		evd_lock_all(evd);
+		ret = evd_take(evd, threshold, event, more);
+	}
+	if (ret == RAPT_EAGAIN)
+		ret = timeout_us ? evd_block(evd, timeout_us, threshold, event,
+					     more, cs)
+				 : RAPT_ETIMEDOUT;
+	pthread_setcancelstate(cs, NULL);
+	return ret;
 }
 
 static int evd_wait_check(struct rapt_core_evd *evd, int64_t timeout_us,
@@ -1359,21 +1534,8 @@ RAPT_API int rapt_evd_wait(struct rapt_evd *handle, int64_t timeout_us,
 		return ret;
 	evd_lock_all(evd);
 	ret = evd_take(evd, threshold, event, &more);
-	if (ret == RAPT_EAGAIN) {
-		evd_find_pfd(evd);
-		/* A caller-driven provider gets a look first.  With a wait
-		 * object the sleep looks: a ready object ends it at once. */
-		if (evd->progress && (evd->pfd < 0 || !timeout_us)) {
-			evd_unlock_all(evd);
-			evd_progress(evd);
-			evd_lock_all(evd);
-			ret = evd_take(evd, threshold, event, &more);
-		}
-	}
 	if (ret == RAPT_EAGAIN)
-		ret = timeout_us ? evd_block(evd, timeout_us, threshold, event,
-					     &more)
-				 : RAPT_ETIMEDOUT;
+		ret = evd_wait_slow(evd, timeout_us, threshold, event, &more);
 	evd_unlock_all(evd);
 	if (!ret && nmore)
 		*nmore = more;

@@ -9,7 +9,8 @@
  * Waits for another thread to reach a state poll a condition with a
  * deadline; nothing here sleeps for a fixed time to let something happen.
  */
-#include <dlfcn.h>
+#include "config.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -28,109 +29,10 @@
 
 #include "cu_table.h"
 #include "fd_limit.h"
-#include "waitprov/wait_prov.h"
+#include "wait_client.h"
 
-#define WAIT_S		10		/* bound on every wait that must end */
 #define NEVENTS		20000		/* the many-waiters case */
 #define NWAITERS	4
-
-static struct rapt_ia *ia;
-static wait_prov_inject_fn inject;
-static wait_prov_stats_fn stats;
-static wait_prov_fail_fn fail_trywait;
-
-#define CHECK_RC(expr, want)						\
-	do {								\
-		int rc_ = (expr);					\
-		if (rc_ != (want))					\
-			printf("\n%s:%d: %s returned %s (%s), want %s\n", \
-			       __FILE__, __LINE__, #expr,		\
-			       rapt_err_name(rc_), rapt_last_error(),	\
-			       rapt_err_name(want));			\
-		CU_ASSERT_EQUAL(rc_, (want));				\
-	} while (0)
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static struct wait_prov_stats st_of(struct rapt_evd *evd)
-{
-	struct wait_prov_stats st = { 0 };
-
-	CU_ASSERT_EQUAL(stats(evd, &st), 0);
-	return st;
-}
-
-/* Poll until @n threads sleep on @evd's doorbell; false after WAIT_S. */
-static bool until_sleeping(struct rapt_evd *evd, int n)
-{
-	uint64_t end = now_ms() + WAIT_S * 1000;
-
-	while (now_ms() < end) {
-		if (st_of(evd).sleeping == n)
-			return true;
-		sched_yield();
-	}
-	return false;
-}
-
-/* Poll until @n threads are inside rapt_evd_wait() on @evd. */
-static bool until_waiters(struct rapt_evd *evd, uint32_t n)
-{
-	uint64_t end = now_ms() + WAIT_S * 1000;
-	struct rapt_evd_info info;
-
-	while (now_ms() < end) {
-		if (!rapt_evd_query(evd, &info, sizeof(info)) &&
-		    info.waiters == n)
-			return true;
-		sched_yield();
-	}
-	return false;
-}
-
-static struct rapt_evd *new_evd(unsigned int qlen, unsigned int streams)
-{
-	struct rapt_evd *evd = NULL;
-
-	CHECK_RC(rapt_evd_create(ia, qlen, streams, &evd), 0);
-	return evd;
-}
-
-/* ------------------------------------------------------------------ */
-/* A waiter thread                                                     */
-/* ------------------------------------------------------------------ */
-
-struct waiter {
-	pthread_t thread;
-	struct rapt_evd *evd;
-	int64_t timeout_us;
-	int ret;
-	struct rapt_event ev;
-};
-
-static void *waiter_main(void *arg)
-{
-	struct waiter *w = arg;
-
-	w->ret = rapt_evd_wait(w->evd, w->timeout_us, 1, &w->ev, NULL);
-	return NULL;
-}
-
-static void waiter_start(struct waiter *w, struct rapt_evd *evd,
-			 int64_t timeout_us)
-{
-	memset(w, 0, sizeof(*w));
-	w->evd = evd;
-	w->timeout_us = timeout_us;
-	CU_ASSERT_EQUAL_FATAL(pthread_create(&w->thread, NULL, waiter_main, w),
-			      0);
-}
 
 /* ------------------------------------------------------------------ */
 /* Cases                                                               */
@@ -286,6 +188,7 @@ static void test_push_from_elsewhere_wakes_leader(void)
 	CU_ASSERT_EQUAL(st_of(evd).rings, 0);
 	CHECK_RC(rapt_evd_free(evd), 0);
 }
+
 
 /* Several waiters, events injected in bursts from another thread: every
  * event is delivered exactly once. */
@@ -634,39 +537,7 @@ static void test_trywait_fails(void)
 /* ------------------------------------------------------------------ */
 
 /* The fixture DSO the core loaded, for its test hooks. */
-static int find_hooks(void)
-{
-	char path[4096];
-	void *dl;
 
-	snprintf(path, sizeof(path), "%s/librapt-wait-pv%d.so",
-		 WAITPROV_DIR, RAPT_PROVIDER_ABI);
-	dl = dlopen(path, RTLD_NOW);
-	if (!dl) {
-		fprintf(stderr, "test_wait: %s\n", dlerror());
-		return -1;
-	}
-	inject = (wait_prov_inject_fn)dlsym(dl, "wait_prov_inject");
-	stats = (wait_prov_stats_fn)dlsym(dl, "wait_prov_stats");
-	fail_trywait = (wait_prov_fail_fn)dlsym(dl, "wait_prov_fail_trywait");
-	return inject && stats && fail_trywait ? 0 : -1;
-}
-
-static int setup(void)
-{
-	int ret;
-
-	setenv("RAPT_PROVIDER_PATH", WAITPROV_DIR, 1);
-	setenv("RAPT_PROVIDER", "wait", 1);
-	setenv("RAPT_CONF", "/dev/null", 1);
-	ret = rapt_ia_open("wait", &ia);
-	if (ret) {
-		fprintf(stderr, "test_wait: rapt_ia_open: %s: %s\n",
-			rapt_err_name(ret), rapt_last_error());
-		return -1;
-	}
-	return find_hooks();
-}
 
 static const struct test_case cases[] = {
 	{ "a waiter sleeps on the provider's wait object and pushes in its own thread",
@@ -698,12 +569,14 @@ static const struct test_case cases[] = {
 	{ NULL, NULL },
 };
 
+
 int main(void)
 {
 	static const struct test_suite suite = { "wait objects", cases };
 	int ret;
 
-	if (setup())
+	watchdog_start();
+	if (setup("test_wait"))
 		return 99;	/* the automake hard-error code */
 	ret = cu_table_run(&suite, 1);
 	if (rapt_ia_close(ia))

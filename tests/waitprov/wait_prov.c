@@ -51,6 +51,9 @@ struct wp_evd {
 	_Atomic int sleeping;
 	_Atomic uint64_t rings;
 	_Atomic int fail_trywait;	/* a RAPT_E* code to fail with */
+	/* Called once, by the next BLOCK trywait, in its thread. */
+	_Atomic(wait_prov_hook_fn) on_trywait;
+	void *on_trywait_arg;
 	_Atomic uint64_t progress_calls;
 	/* Taking and pushing completions is one step, as a CQ's poll lock
 	 * makes it: events reach the core in cookie order. */
@@ -204,8 +207,13 @@ static int wp_evd_trywait(void *pevd, uint32_t how)
 		atomic_fetch_add(&e->trywait_eagain, 1);
 		return RAPT_EAGAIN;
 	}
-	if (how == RAPT_PROV_WAIT_BLOCK)
+	if (how == RAPT_PROV_WAIT_BLOCK) {
+		wait_prov_hook_fn fn = atomic_exchange(&e->on_trywait, NULL);
+
 		atomic_fetch_add(&e->sleeping, 1);
+		if (fn)
+			fn(e->on_trywait_arg);
+	}
 	return 0;
 }
 
@@ -292,6 +300,21 @@ RAPT_PROVIDER_EXPORT int wait_prov_fail_trywait(struct rapt_evd *handle,
 	e = wp_find(handle);
 	if (e)
 		atomic_store(&e->fail_trywait, status);
+	pthread_mutex_unlock(&lock);
+	return e ? 0 : RAPT_EBADHANDLE;
+}
+
+RAPT_PROVIDER_EXPORT int wait_prov_on_trywait(struct rapt_evd *handle,
+					     wait_prov_hook_fn fn, void *arg)
+{
+	struct wp_evd *e;
+
+	pthread_mutex_lock(&lock);
+	e = wp_find(handle);
+	if (e) {
+		e->on_trywait_arg = arg;
+		atomic_store(&e->on_trywait, fn);
+	}
 	pthread_mutex_unlock(&lock);
 	return e ? 0 : RAPT_EBADHANDLE;
 }

@@ -35,5 +35,13 @@ int wait_prov_stats(struct rapt_evd *evd, struct wait_prov_stats *st);
 /* Make evd_trywait fail with @status (0: work again). */
 typedef int (*wait_prov_fail_fn)(struct rapt_evd *evd, int status);
 int wait_prov_fail_trywait(struct rapt_evd *evd, int status);
+/* Call @fn(@arg) once, in the thread of the next evd_trywait(BLOCK)
+ * that lets it sleep, once armed: what may happen between the arming
+ * and the sleep. */
+typedef void (*wait_prov_hook_fn)(void *arg);
+typedef int (*wait_prov_on_trywait_fn)(struct rapt_evd *evd,
+				       wait_prov_hook_fn fn, void *arg);
+int wait_prov_on_trywait(struct rapt_evd *evd, wait_prov_hook_fn fn,
+			 void *arg);
 
 #endif /* RAPT_TESTS_WAIT_PROV_H */
