@@ -28,22 +28,11 @@
 
 #include <rapt/rapt.h>
 
+#include "check_rc.h"
 #include "fd_limit.h"
 
 static struct rapt_ia *ia;
 static struct rapt_ia_attr ia_attr;
-
-/* Assert a status, and say which one came back when it is wrong. */
-#define CHECK_RC(expr, want)						\
-	do {								\
-		int rc_ = (expr);					\
-		if (rc_ != (want))					\
-			printf("\n%s:%d: %s returned %s (%s), want %s\n", \
-			       __FILE__, __LINE__, #expr,		\
-			       rapt_err_name(rc_), rapt_last_error(),	\
-			       rapt_err_name(want));			\
-		CU_ASSERT_EQUAL(rc_, (want));				\
-	} while (0)
 
 /* For a status a thread returned: its detail is in that thread. */
 #define CHECK_TRC(val, want)						\

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check_rc.h"
 #include "waitprov/wait_prov.h"
 
 #define WAIT_S		10		/* bound on every wait that must end */
@@ -29,17 +30,6 @@ static wait_prov_inject_fn inject;
 static wait_prov_stats_fn stats;
 static wait_prov_fail_fn fail_trywait;
 static wait_prov_on_trywait_fn on_trywait;
-
-#define CHECK_RC(expr, want)						\
-	do {								\
-		int rc_ = (expr);					\
-		if (rc_ != (want))					\
-			printf("\n%s:%d: %s returned %s (%s), want %s\n", \
-			       __FILE__, __LINE__, #expr,		\
-			       rapt_err_name(rc_), rapt_last_error(),	\
-			       rapt_err_name(want));			\
-		CU_ASSERT_EQUAL(rc_, (want));				\
-	} while (0)
 
 static const char *wc_prog = "test";
 
