@@ -78,9 +78,9 @@ struct evd_waiter {
 	int cancel_state;		/* the caller's, restored in sleeps */
 	bool polling;			/* the leader, in the provider or poll */
 	bool kicked;			/* wake_fd was written for it */
-	bool in_poll;			/* the leader sleeps on the wait object */
-	int sleep_rc;			/* a sleep's result, and ppoll's errno */
-	int sleep_err;
+	bool in_poll;			/* the leader sleeps in ppoll() */
+	int sleep_rc;			/* a sleep's result */
+	int sleep_err;			/* its ppoll()'s errno, or 0 */
 };
 
 struct rapt_core_evd {

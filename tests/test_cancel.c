@@ -36,7 +36,8 @@
 #endif
 #endif
 
-#define NOT_RETURNED	0x7fffffff	/* ret of a waiter that was cancelled */
+/* The ret of a waiter that was cancelled (it never returned). */
+#define NOT_RETURNED	0x7fffffff
 #define CANCEL_ROUNDS	200
 
 static void cancel_waiter_start(struct waiter *w, struct rapt_evd *evd)

@@ -23,7 +23,8 @@
 #include "check_rc.h"
 #include "waitprov/wait_prov.h"
 
-#define WAIT_S		10		/* bound on every wait that must end */
+/* Bound on every wait that must end, seconds. */
+#define WAIT_S		10
 
 static struct rapt_ia *ia;
 static wait_prov_inject_fn inject;

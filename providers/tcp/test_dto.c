@@ -1115,16 +1115,16 @@ static int run_cork(void)
  * A stream of reads.  A read posted while two or more are on the wire
  * waits for the EP's next receive pass (tcp_tx.c, read_may_wait()): that
  * pass writes its request, whether it completes an earlier read or only
- * reads part of a response, or nothing.  Each round posts two large
- * reads (their responses take milliseconds) and a small one, which must
- * wait; the next receive pass must then write it (the consumer's poll,
- * or the engine thread's pass when that thread holds the EP), while
- * neither large read is done (were one done, its completion would have
- * written it: the round proves nothing and another runs).  Then the consumer only sleeps
- * in rapt_evd_wait(), and every read must complete, in order, with its
- * bytes.  Without the wait every post writes its own request (the window
- * is below any ORD), and without the receive pass's write the small
- * request waits for the first large read to complete.
+ * reads part of a response, or nothing.  Each round posts two large reads
+ * (their responses take milliseconds) and a small one, which must wait;
+ * the next receive pass must then write it (the consumer's poll, or the
+ * engine thread's pass when that thread holds the EP), while neither
+ * large read is done (were one done, its completion would have written
+ * it: the round proves nothing and another runs).  Then the consumer only
+ * sleeps in rapt_evd_wait(), and every read must complete, in order, with
+ * its bytes.  Without the wait every post writes its own request (the
+ * window is below any ORD), and without the receive pass's write the
+ * small request waits for the first large read to complete.
  */
 #define RS_BIG		(8u * MIB)
 #define RS_SMALL	65536u

@@ -417,11 +417,12 @@ relay() {
 	done
 }
 # Each vCPU thread on a host CPU of its own, vCPU i on the i-th CPU this
-# script may use, for the whole run.  Left to the host's scheduler, the two swapped places
-# between one program and the next, and the guest's client ran about 1.6
-# times slower with its vCPU on the other host CPU: a perf pair's two
-# programs then saw different machines (docs/performance.md, "Where the
-# VM's slow runs came from").  Threads named by debug-threads=on.
+# script may use, for the whole run.  Left to the host's scheduler, the
+# two swapped places between one program and the next, and the guest's
+# client ran about 1.6 times slower with its vCPU on the other host CPU: a
+# perf pair's two programs then saw different machines
+# (docs/performance.md, "Where the VM's slow runs came from").  Threads
+# named by debug-threads=on.
 VM_NAME=raptvm-$$
 # The QEMU process of this run, once all its vCPU threads exist.
 vm_qemu_pid() {
@@ -437,8 +438,8 @@ vm_qemu_pid() {
 # one per line: "0-1,4" gives 0, 1 and 4.
 allowed_cpus() {
 	local part
-	for part in $(awk '/^Cpus_allowed_list:/ { gsub(",", " ", $2); print $2 }' \
-		/proc/self/status); do
+	for part in $(awk '/^Cpus_allowed_list:/ {
+			gsub(",", " ", $2); print $2 }' /proc/self/status); do
 		case "$part" in
 		*-*) seq "${part%-*}" "${part#*-}" ;;
 		*) echo "$part" ;;
