@@ -200,9 +200,7 @@ static int client(const struct opts *o, unsigned int port, struct times *t)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: ofi_connrate [PROVIDER] [-n CONNS] "
-		"[-W WARMUP] " OFI_COMMON_USAGE "\n");
-	exit(BU_EXIT_USAGE);
+	ofi_usage("ofi_connrate", "[-n CONNS] [-W WARMUP]");
 }
 
 static void parse(int argc, char **argv, struct opts *o)
@@ -218,9 +216,8 @@ static void parse(int argc, char **argv, struct opts *o)
 			continue;
 		usage();
 	}
-	if (optind < argc)
-		o->oo.prov = argv[optind++];
-	if (optind != argc || o->warmup + o->conns > UINT32_MAX)
+	if (ofi_parse_prov(argc, argv, &o->oo) ||
+	    o->warmup + o->conns > UINT32_MAX)
 		usage();
 }
 

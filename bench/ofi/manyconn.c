@@ -334,9 +334,7 @@ static int client(const struct opts *o, unsigned int port)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: ofi_manyconn [PROVIDER] [-n CONNS] "
-		"[-w OUTSTANDING] [-D] " OFI_COMMON_USAGE "\n");
-	exit(BU_EXIT_USAGE);
+	ofi_usage("ofi_manyconn", "[-n CONNS] [-w OUTSTANDING] [-D]");
 }
 
 static void parse(int argc, char **argv, struct opts *o)
@@ -356,9 +354,7 @@ static void parse(int argc, char **argv, struct opts *o)
 			continue;
 		usage();
 	}
-	if (optind < argc)
-		o->oo.prov = argv[optind++];
-	if (optind != argc || o->conns > UINT32_MAX)
+	if (ofi_parse_prov(argc, argv, &o->oo) || o->conns > UINT32_MAX)
 		usage();
 }
 

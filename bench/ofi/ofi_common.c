@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <getopt.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,22 @@ int ofi_parse_common(int c, const char *arg, struct ofi_opts *o)
 		return bu_parse_uint(arg, &o->timeout);
 	}
 	return -1;
+}
+
+/* The optional PROVIDER operand after the options; -1 if more follow. */
+int ofi_parse_prov(int argc, char **argv, struct ofi_opts *o)
+{
+	if (optind < argc)
+		o->prov = argv[optind++];
+	return optind == argc ? 0 : -1;
+}
+
+/* @opts: the program's own options, between PROVIDER and the common ones. */
+void ofi_usage(const char *name, const char *opts)
+{
+	fprintf(stderr, "usage: %s [PROVIDER] %s " OFI_COMMON_USAGE "\n",
+		name, opts);
+	exit(BU_EXIT_USAGE);
 }
 
 static struct fi_info *make_hints(const struct ofi_opts *o)
@@ -494,4 +511,110 @@ int ofi_exit_code(int ret)
 	if (!ret)
 		return BU_EXIT_OK;
 	return ofi_unsupported(ret) ? BU_EXIT_UNSUPPORTED : BU_EXIT_FAIL;
+}
+
+/* Allocate @len bytes zeroed and register them; ofi_side_close() frees. */
+int ofi_side_mem(struct ofi_side *s, size_t len, uint64_t access,
+		 uint64_t key)
+{
+	s->buf = calloc(1, len);
+	if (!s->buf)
+		return -FI_ENOMEM;
+	if (ofi_mr(&s->f, s->buf, len, access, key, &s->mr))
+		return -FI_EOTHER;
+	s->desc = fi_mr_desc(s->mr);
+	return 0;
+}
+
+void ofi_side_close(struct ofi_side *s)
+{
+	if (s->ep)
+		fi_close(&s->ep->fid);
+	if (s->mr)
+		fi_close(&s->mr->fid);
+	ofi_fini(&s->f);
+	free(s->buf);
+}
+
+/* The client's end: shut down first, for the server's drain to see. */
+void ofi_side_hangup(struct ofi_side *s)
+{
+	if (s->ep)
+		fi_shutdown(s->ep, 0);
+	ofi_side_close(s);
+}
+
+#define LAT_USAGE "[-s SIZE] [-n ITERS] [-W WARMUP] [-V]"
+
+static void lat_parse(int argc, char **argv, struct ofi_lat_opts *o,
+		      const char *name)
+{
+	int c;
+
+	while ((c = getopt(argc, argv, "s:n:W:Vh" OFI_COMMON_OPTS)) != -1) {
+		if (c == 's' && !bu_parse_size(optarg, &o->size) && o->size)
+			continue;
+		if (c == 'n' && !bu_parse_uint(optarg, &o->iters) && o->iters)
+			continue;
+		if (c == 'W' && !bu_parse_uint(optarg, &o->warmup))
+			continue;
+		if (c == 'V') {
+			o->verify = 1;
+			continue;
+		}
+		if (c != 'h' && !ofi_parse_common(c, optarg, &o->oo))
+			continue;
+		ofi_usage(name, LAT_USAGE);
+	}
+	if (ofi_parse_prov(argc, argv, &o->oo))
+		ofi_usage(name, LAT_USAGE);
+}
+
+static void lat_report(const struct ofi_lat_prog *p,
+		       const struct ofi_lat_opts *o, uint64_t *lat,
+		       uint64_t elapsed)
+{
+	struct bu_stats st;
+
+	bu_stats(lat, o->iters, &st);
+	bu_kv("rtt_med_us", "%.2f", st.med / 1e3);
+	bu_kv("rtt_min_us", "%.2f", st.min / 1e3);
+	bu_kv("rtt_p99_us", "%.2f", st.p99 / 1e3);
+	bu_kv("rtt_mean_us", "%.2f", st.mean / 1e3);
+	if (p->oneway)
+		bu_kv("oneway_med_us", "%.2f", st.med / 2e3);
+	bu_kv(p->rate_key, "%.0f", o->iters * 1e9 / elapsed);
+}
+
+/* main() of the programs timing one operation at a time. */
+int ofi_lat_main(int argc, char **argv, const struct ofi_lat_prog *p)
+{
+	struct ofi_lat_opts o = { .oo = { .prov = "tcp", .timeout = 120 },
+				  .size = 8, .iters = 100000, .warmup = 1000 };
+	uint64_t elapsed = 0, *lat;
+	struct bu_server srv;
+	unsigned int port;
+	int ret, sret;
+
+	lat_parse(argc, argv, &o, p->name);
+	o.oo.rma = p->rma;
+	bu_watchdog((unsigned int)o.oo.timeout);
+	lat = calloc(o.iters, sizeof(*lat));
+	if (!lat)
+		return BU_EXIT_FAIL;
+	bu_line_begin(p->name, "ofi");
+	bu_kv("prov", "%s", o.oo.prov);
+	bu_kv("mode", "%s", o.oo.block ? "block" : "poll");
+	bu_kv("bytes", "%llu", (unsigned long long)o.size);
+	bu_kv("iters", "%llu", (unsigned long long)o.iters);
+	sret = bu_fork_server(p->serve, &o, &srv, &port);
+	if (sret)
+		return bu_fail_early(sret);
+	ret = p->client(&o, port, lat, &elapsed);
+	if (!ret)
+		lat_report(p, &o, lat, elapsed);
+	sret = bu_server_finish(&srv);
+	bu_line_end(!ret && !sret ? "ok" : "fail");
+	free(lat);
+	return !ret && !sret ? BU_EXIT_OK : BU_EXIT_FAIL;
 }

@@ -74,6 +74,9 @@ struct ofi_cm {
 };
 
 int ofi_parse_common(int c, const char *arg, struct ofi_opts *o);
+int ofi_parse_prov(int argc, char **argv, struct ofi_opts *o);
+void ofi_usage(const char *name, const char *opts)
+	__attribute__((noreturn));
 #define OFI_COMMON_OPTS "m:vt:"
 #define OFI_COMMON_USAGE "[-m poll|block] [-v] [-t SECONDS]"
 
@@ -108,5 +111,50 @@ int ofi_post_send(struct ofi *f, struct fid_ep *ep, void *buf, size_t len,
 int ofi_wait_ctx(struct ofi *f, void *ctx, uint64_t *others);
 int ofi_drain_shutdown(struct ofi *f);
 int ofi_exit_code(int ret);
+
+/** struct ofi_side - one endpoint and the one buffer registered for it */
+struct ofi_side {
+	struct ofi f;
+	struct fid_ep *ep;
+	struct fid_mr *mr;
+	char *buf;
+	void *desc;
+};
+
+int ofi_side_mem(struct ofi_side *s, size_t len, uint64_t access,
+		 uint64_t key);
+void ofi_side_close(struct ofi_side *s);
+void ofi_side_hangup(struct ofi_side *s);
+
+/** struct ofi_lat_opts - options of the latency programs */
+struct ofi_lat_opts {
+	struct ofi_opts oo;
+	uint64_t size;
+	uint64_t iters;
+	uint64_t warmup;
+	int verify;
+};
+
+/**
+ * struct ofi_lat_prog - what a latency program puts into ofi_lat_main()
+ * @name: the program's name, also its bench= word
+ * @rate_key: the key of the operations per second
+ * @oneway: also report half the median round trip
+ * @rma: the program needs FI_RMA
+ * @serve: the server for bu_fork_server(); its arg is struct ofi_lat_opts
+ * @client: times @o->iters operations after @o->warmup into @lat, and
+ *	the time they took into @elapsed
+ */
+struct ofi_lat_prog {
+	const char *name;
+	const char *rate_key;
+	int oneway;
+	int rma;
+	int (*serve)(void *arg, int pfd);
+	int (*client)(const struct ofi_lat_opts *o, unsigned int port,
+		      uint64_t *lat, uint64_t *elapsed);
+};
+
+int ofi_lat_main(int argc, char **argv, const struct ofi_lat_prog *p);
 
 #endif /* RAPT_BENCH_OFI_COMMON_H */

@@ -10,28 +10,14 @@
  */
 #include "config.h"
 
-#include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ofi_common.h"
 
-struct opts {
-	struct ofi_opts oo;
-	uint64_t size;
-	uint64_t iters;
-	uint64_t warmup;
-	int verify;
-};
-
 /* One side: buffers A and B for receives, contexts per operation. */
 struct side {
-	struct ofi f;
-	struct fid_ep *ep;
-	struct fid_mr *mr;
-	char *buf;
-	void *desc;
+	struct ofi_side c;
 	uint64_t size;
 	struct fi_context2 ctx[3];	/* recv A, recv B, send */
 };
@@ -40,14 +26,14 @@ struct side {
 
 static int post_recv(struct side *s, int slot)
 {
-	return ofi_post_recv(&s->f, s->ep, s->buf + slot * s->size, s->size,
-			     s->desc, &s->ctx[slot]);
+	return ofi_post_recv(&s->c.f, s->c.ep, s->c.buf + slot * s->size,
+			     s->size, s->c.desc, &s->ctx[slot]);
 }
 
 static int post_send(struct side *s, int slot)
 {
-	return ofi_post_send(&s->f, s->ep, s->buf + slot * s->size, s->size,
-			     s->desc, &s->ctx[CTX_SEND]);
+	return ofi_post_send(&s->c.f, s->c.ep, s->c.buf + slot * s->size,
+			     s->size, s->c.desc, &s->ctx[CTX_SEND]);
 }
 
 /* Wait until a receive and a send have completed, in either order. */
@@ -57,7 +43,7 @@ static int wait_both(struct side *s, int need_recv, int need_send)
 	int ret;
 
 	while (need_recv || need_send) {
-		ret = ofi_cq_next(&s->f, &ctx, 1);
+		ret = ofi_cq_next(&s->c.f, &ctx, 1);
 		if (ret < 0)
 			return ret;
 		if (ctx == &s->ctx[CTX_SEND])
@@ -71,50 +57,34 @@ static int wait_both(struct side *s, int need_recv, int need_send)
 static int side_mem(struct side *s, uint64_t size)
 {
 	s->size = size;
-	s->buf = calloc(2, size);
-	if (!s->buf)
-		return -FI_ENOMEM;
-	if (ofi_mr(&s->f, s->buf, 2 * size, FI_SEND | FI_RECV, 1, &s->mr))
-		return -FI_EOTHER;
-	s->desc = fi_mr_desc(s->mr);
-	return 0;
+	return ofi_side_mem(&s->c, 2 * size, FI_SEND | FI_RECV, 1);
 }
 
-static void side_close(struct side *s)
-{
-	if (s->ep)
-		fi_close(&s->ep->fid);
-	if (s->mr)
-		fi_close(&s->mr->fid);
-	ofi_fini(&s->f);
-	free(s->buf);
-}
-
-static int server_accept(struct side *s, const struct opts *o, int pfd,
+static int server_accept(struct side *s, const struct ofi_lat_opts *o, int pfd,
 			 uint64_t *total)
 {
 	struct ofi_pdata pd = { .magic = OFI_PDATA_MAGIC };
 	struct ofi_cm req;
 	int ret;
 
-	ret = ofi_serve_start(&s->f, &o->oo, pfd, 64, 64, &req);
+	ret = ofi_serve_start(&s->c.f, &o->oo, pfd, 64, 64, &req);
 	if (ret)
 		return ret;
 	*total = req.pdata.len;
 	ret = side_mem(s, o->size);
 	if (!ret)
-		ret = ofi_ep_open(&s->f, req.info, NULL, &s->ep);
+		ret = ofi_ep_open(&s->c.f, req.info, NULL, &s->c.ep);
 	fi_freeinfo(req.info);
 	if (!ret)
 		ret = post_recv(s, 0);
 	if (!ret)
-		ret = ofi_accept_wait(&s->f, s->ep, &pd);
+		ret = ofi_accept_wait(&s->c.f, s->c.ep, &pd);
 	return ret;
 }
 
 static int serve(void *arg, int pfd)
 {
-	const struct opts *o = arg;
+	const struct ofi_lat_opts *o = arg;
 	struct side s = { 0 };
 	uint64_t i, total = 0;
 	int ret, cur = 0;
@@ -131,27 +101,27 @@ static int serve(void *arg, int pfd)
 		cur ^= 1;
 	}
 	if (!ret)
-		ofi_drain_shutdown(&s.f);
-	side_close(&s);
+		ofi_drain_shutdown(&s.c.f);
+	ofi_side_close(&s.c);
 	return ofi_exit_code(ret);
 }
 
-static int client_connect(struct side *s, const struct opts *o,
+static int client_connect(struct side *s, const struct ofi_lat_opts *o,
 			  unsigned int port)
 {
 	struct ofi_pdata pd = { .magic = OFI_PDATA_MAGIC,
 				.len = o->warmup + o->iters };
 	int ret;
 
-	ret = ofi_init(&s->f, &o->oo, port, 64, 64);
+	ret = ofi_init(&s->c.f, &o->oo, port, 64, 64);
 	if (!ret)
 		ret = side_mem(s, o->size);
 	if (!ret)
-		ret = ofi_ep_open(&s->f, NULL, NULL, &s->ep);
+		ret = ofi_ep_open(&s->c.f, NULL, NULL, &s->c.ep);
 	if (!ret)
 		ret = post_recv(s, 0);
 	if (!ret)
-		ret = ofi_connect_wait(&s->f, s->ep, &pd, NULL);
+		ret = ofi_connect_wait(&s->c.f, s->c.ep, &pd, NULL);
 	return ret;
 }
 
@@ -163,8 +133,8 @@ static void fill(char *p, uint64_t len, uint64_t seq)
 		p[i] = (char)(seq * 13 + i);
 }
 
-static int client(const struct opts *o, unsigned int port, uint64_t *rtt,
-		  uint64_t *elapsed)
+static int client(const struct ofi_lat_opts *o, unsigned int port,
+		  uint64_t *rtt, uint64_t *elapsed)
 {
 	struct side s = { 0 };
 	uint64_t i, t0, start = 0;
@@ -173,7 +143,7 @@ static int client(const struct opts *o, unsigned int port, uint64_t *rtt,
 	ret = client_connect(&s, o, port);
 	for (i = 0; !ret && i < o->warmup + o->iters; i++) {
 		if (o->verify)
-			fill(s.buf + o->size, o->size, i);
+			fill(s.c.buf + o->size, o->size, i);
 		if (i == o->warmup)
 			start = bu_now_ns();
 		t0 = bu_now_ns();
@@ -182,7 +152,7 @@ static int client(const struct opts *o, unsigned int port, uint64_t *rtt,
 			ret = wait_both(&s, 1, 1);
 		if (!ret && i >= o->warmup)
 			rtt[i - o->warmup] = bu_now_ns() - t0;
-		if (!ret && o->verify && memcmp(s.buf, s.buf + o->size,
+		if (!ret && o->verify && memcmp(s.c.buf, s.c.buf + o->size,
 						o->size)) {
 			fprintf(stderr, "verify: echo %llu differs\n",
 				(unsigned long long)i);
@@ -192,79 +162,16 @@ static int client(const struct opts *o, unsigned int port, uint64_t *rtt,
 			ret = post_recv(&s, 0);
 	}
 	*elapsed = bu_now_ns() - start;
-	if (s.ep)
-		fi_shutdown(s.ep, 0);
-	side_close(&s);
+	ofi_side_hangup(&s.c);
 	return ret;
-}
-
-static void usage(void)
-{
-	fprintf(stderr, "usage: ofi_pingpong [PROVIDER] [-s SIZE] [-n ITERS] "
-		"[-W WARMUP] [-V] " OFI_COMMON_USAGE "\n");
-	exit(BU_EXIT_USAGE);
-}
-
-static void parse(int argc, char **argv, struct opts *o)
-{
-	int c;
-
-	while ((c = getopt(argc, argv, "s:n:W:Vh" OFI_COMMON_OPTS)) != -1) {
-		if (c == 's' && !bu_parse_size(optarg, &o->size) && o->size)
-			continue;
-		if (c == 'n' && !bu_parse_uint(optarg, &o->iters) && o->iters)
-			continue;
-		if (c == 'W' && !bu_parse_uint(optarg, &o->warmup))
-			continue;
-		if (c == 'V') {
-			o->verify = 1;
-			continue;
-		}
-		if (c != 'h' && !ofi_parse_common(c, optarg, &o->oo))
-			continue;
-		usage();
-	}
-	if (optind < argc)
-		o->oo.prov = argv[optind++];
-	if (optind != argc)
-		usage();
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = { .oo = { .prov = "tcp", .timeout = 120 },
-			  .size = 8, .iters = 100000, .warmup = 1000 };
-	uint64_t elapsed = 0, *rtt;
-	struct bu_server srv;
-	struct bu_stats st;
-	unsigned int port;
-	int ret, sret;
+	static const struct ofi_lat_prog p = {
+		.name = "ofi_pingpong", .rate_key = "rt_per_s", .oneway = 1,
+		.serve = serve, .client = client,
+	};
 
-	parse(argc, argv, &o);
-	bu_watchdog((unsigned int)o.oo.timeout);
-	rtt = calloc(o.iters, sizeof(*rtt));
-	if (!rtt)
-		return BU_EXIT_FAIL;
-	bu_line_begin("ofi_pingpong", "ofi");
-	bu_kv("prov", "%s", o.oo.prov);
-	bu_kv("mode", "%s", o.oo.block ? "block" : "poll");
-	bu_kv("bytes", "%llu", (unsigned long long)o.size);
-	bu_kv("iters", "%llu", (unsigned long long)o.iters);
-	sret = bu_fork_server(serve, &o, &srv, &port);
-	if (sret)
-		return bu_fail_early(sret);
-	ret = client(&o, port, rtt, &elapsed);
-	if (!ret) {
-		bu_stats(rtt, o.iters, &st);
-		bu_kv("rtt_med_us", "%.2f", st.med / 1e3);
-		bu_kv("rtt_min_us", "%.2f", st.min / 1e3);
-		bu_kv("rtt_p99_us", "%.2f", st.p99 / 1e3);
-		bu_kv("rtt_mean_us", "%.2f", st.mean / 1e3);
-		bu_kv("oneway_med_us", "%.2f", st.med / 2e3);
-		bu_kv("rt_per_s", "%.0f", o.iters * 1e9 / elapsed);
-	}
-	sret = bu_server_finish(&srv);
-	bu_line_end(!ret && !sret ? "ok" : "fail");
-	free(rtt);
-	return !ret && !sret ? BU_EXIT_OK : BU_EXIT_FAIL;
+	return ofi_lat_main(argc, argv, &p);
 }

@@ -36,11 +36,7 @@ struct opts {
 
 /* @window slots of @size bytes, then a fin and an ack message area. */
 struct side {
-	struct ofi f;
-	struct fid_ep *ep;
-	struct fid_mr *mr;
-	char *buf;
-	void *desc;
+	struct ofi_side c;
 	uint64_t size;
 	uint64_t window;
 	char *msg;
@@ -73,28 +69,15 @@ static int check(const char *p, uint64_t len, uint64_t op)
 
 static int side_mem(struct side *s, const struct opts *o, uint64_t access)
 {
-	uint64_t len = o->size * o->window + 2 * MSG_LEN;
+	uint64_t slots = o->size * o->window;
+	int ret;
 
 	s->size = o->size;
 	s->window = o->window;
-	s->buf = calloc(1, len);
-	if (!s->buf)
-		return -FI_ENOMEM;
-	s->msg = s->buf + o->size * o->window;
-	if (ofi_mr(&s->f, s->buf, len, access, MR_KEY, &s->mr))
-		return -FI_EOTHER;
-	s->desc = fi_mr_desc(s->mr);
-	return 0;
-}
-
-static void side_close(struct side *s)
-{
-	if (s->ep)
-		fi_close(&s->ep->fid);
-	if (s->mr)
-		fi_close(&s->mr->fid);
-	ofi_fini(&s->f);
-	free(s->buf);
+	ret = ofi_side_mem(&s->c, slots + 2 * MSG_LEN, access, MR_KEY);
+	if (s->c.buf)
+		s->msg = s->c.buf + slots;
+	return ret;
 }
 
 /* Target: each slot must hold the last write aimed at it. */
@@ -104,7 +87,7 @@ static uint64_t verify_writes(const struct side *s, uint64_t total)
 
 	for (slot = 0; slot < s->window && slot < total; slot++) {
 		last = slot + (total - 1 - slot) / s->window * s->window;
-		bad += check(s->buf + slot * s->size, s->size, last) != 0;
+		bad += check(s->c.buf + slot * s->size, s->size, last) != 0;
 	}
 	return bad;
 }
@@ -116,28 +99,28 @@ static int serve_run(struct side *s, struct opts *o, int pfd)
 	struct ofi_cm req;
 	int ret;
 
-	ret = ofi_serve_start(&s->f, &o->oo, pfd, 64, 2 * MAX_WINDOW, &req);
+	ret = ofi_serve_start(&s->c.f, &o->oo, pfd, 64, 2 * MAX_WINDOW, &req);
 	if (ret)
 		return ret;
 	total = req.pdata.len;
 	ret = side_mem(s, o, FI_REMOTE_WRITE | FI_REMOTE_READ | FI_SEND |
 		       FI_RECV);
 	if (!ret)
-		ret = ofi_ep_open(&s->f, req.info, NULL, &s->ep);
+		ret = ofi_ep_open(&s->c.f, req.info, NULL, &s->c.ep);
 	fi_freeinfo(req.info);
 	if (ret)
 		return ret;
 	for (slot = 0; o->read && slot < s->window; slot++)
-		fill(s->buf + slot * s->size, s->size, slot);
-	ret = ofi_post_recv(&s->f, s->ep, s->msg, MSG_LEN, s->desc,
+		fill(s->c.buf + slot * s->size, s->size, slot);
+	ret = ofi_post_recv(&s->c.f, s->c.ep, s->msg, MSG_LEN, s->c.desc,
 			    &s->ctx[0]);
-	pd.addr = ofi_rma_base(&s->f, s->buf);
-	pd.key = fi_mr_key(s->mr);
+	pd.addr = ofi_rma_base(&s->c.f, s->c.buf);
+	pd.key = fi_mr_key(s->c.mr);
 	pd.len = s->size * s->window;
 	if (!ret)
-		ret = ofi_accept_wait(&s->f, s->ep, &pd);
+		ret = ofi_accept_wait(&s->c.f, s->c.ep, &pd);
 	if (!ret)
-		ret = ofi_wait_ctx(&s->f, &s->ctx[0], NULL);
+		ret = ofi_wait_ctx(&s->c.f, &s->ctx[0], NULL);
 	if (ret)
 		return ret;
 	if (o->verify && !o->read) {
@@ -145,12 +128,12 @@ static int serve_run(struct side *s, struct opts *o, int pfd)
 		bu_report(pfd, "verify", "%s", bad ? "fail" : "ok");
 	}
 	memcpy(s->msg + MSG_LEN, &bad, sizeof(bad));
-	ret = ofi_post_send(&s->f, s->ep, s->msg + MSG_LEN, MSG_LEN, s->desc,
-			    &s->ctx[1]);
+	ret = ofi_post_send(&s->c.f, s->c.ep, s->msg + MSG_LEN, MSG_LEN,
+			    s->c.desc, &s->ctx[1]);
 	if (!ret)
-		ret = ofi_wait_ctx(&s->f, &s->ctx[1], NULL);
+		ret = ofi_wait_ctx(&s->c.f, &s->ctx[1], NULL);
 	if (!ret)
-		ofi_drain_shutdown(&s->f);
+		ofi_drain_shutdown(&s->c.f);
 	return ret ? ret : (bad ? -FI_EOTHER : 0);
 }
 
@@ -162,7 +145,7 @@ static int serve(void *arg, int pfd)
 
 	o->oo.rma = 1;
 	ret = serve_run(&s, o, pfd);
-	side_close(&s);
+	ofi_side_close(&s.c);
 	return ofi_exit_code(ret);
 }
 
@@ -170,7 +153,7 @@ static int post_op(struct side *s, const struct opts *o,
 		   const struct ofi_pdata *peer, uint64_t op)
 {
 	uint64_t slot = op % s->window;
-	char *local = s->buf + slot * s->size;
+	char *local = s->c.buf + slot * s->size;
 	uint64_t raddr = peer->addr + slot * s->size;
 	ssize_t r;
 
@@ -178,14 +161,14 @@ static int post_op(struct side *s, const struct opts *o,
 		fill(local, s->size, op);
 	for (;;) {
 		if (o->read)
-			r = fi_read(s->ep, local, s->size, s->desc, 0, raddr,
-				    peer->key, &s->ctx[slot]);
+			r = fi_read(s->c.ep, local, s->size, s->c.desc, 0,
+				    raddr, peer->key, &s->ctx[slot]);
 		else
-			r = fi_write(s->ep, local, s->size, s->desc, 0, raddr,
-				     peer->key, &s->ctx[slot]);
+			r = fi_write(s->c.ep, local, s->size, s->c.desc, 0,
+				     raddr, peer->key, &s->ctx[slot]);
 		if (r != -FI_EAGAIN)
 			break;
-		ofi_progress(&s->f);
+		ofi_progress(&s->c.f);
 	}
 	if (r) {
 		ofi_err(o->read ? "fi_read" : "fi_write", (int)r);
@@ -203,7 +186,7 @@ static int reap(struct side *s, const struct opts *o, int *outstanding)
 	void *ctx;
 	int ret;
 
-	ret = ofi_cq_next(&s->f, &ctx, 1);
+	ret = ofi_cq_next(&s->c.f, &ctx, 1);
 	if (ret < 0)
 		return ret;
 	c = ctx;
@@ -215,7 +198,7 @@ static int reap(struct side *s, const struct opts *o, int *outstanding)
 	s->busy[slot] = 0;
 	(*outstanding)--;
 	if (o->verify && o->read &&
-	    check(s->buf + slot * s->size, s->size, slot)) {
+	    check(s->c.buf + slot * s->size, s->size, slot)) {
 		fprintf(stderr, "verify: read into slot %llu differs\n",
 			(unsigned long long)slot);
 		return -FI_EOTHER;
@@ -255,16 +238,16 @@ static int client_run(struct side *s, struct opts *o, unsigned int port,
 	uint64_t start;
 	int ret;
 
-	ret = ofi_init(&s->f, &o->oo, port, 64, 2 * MAX_WINDOW);
+	ret = ofi_init(&s->c.f, &o->oo, port, 64, 2 * MAX_WINDOW);
 	if (!ret)
 		ret = side_mem(s, o, FI_READ | FI_WRITE | FI_SEND | FI_RECV);
 	if (!ret)
-		ret = ofi_ep_open(&s->f, NULL, NULL, &s->ep);
+		ret = ofi_ep_open(&s->c.f, NULL, NULL, &s->c.ep);
 	if (!ret)
-		ret = ofi_post_recv(&s->f, s->ep, s->msg + MSG_LEN, MSG_LEN,
-				    s->desc, &s->ctx[MAX_WINDOW + 1]);
+		ret = ofi_post_recv(&s->c.f, s->c.ep, s->msg + MSG_LEN, MSG_LEN,
+				    s->c.desc, &s->ctx[MAX_WINDOW + 1]);
 	if (!ret)
-		ret = ofi_connect_wait(&s->f, s->ep, &pd, &peer);
+		ret = ofi_connect_wait(&s->c.f, s->c.ep, &pd, &peer);
 	if (!ret && peer.len < s->size * s->window) {
 		fprintf(stderr, "target region too small\n");
 		ret = -FI_EOTHER;
@@ -276,11 +259,11 @@ static int client_run(struct side *s, struct opts *o, unsigned int port,
 		ret = run_ops(s, o, &peer, o->warmup, o->warmup + o->ops);
 	res->local = bu_now_ns() - start;
 	if (!ret)
-		ret = ofi_post_send(&s->f, s->ep, s->msg, MSG_LEN, s->desc,
-				    &s->ctx[MAX_WINDOW]);
+		ret = ofi_post_send(&s->c.f, s->c.ep, s->msg, MSG_LEN,
+				    s->c.desc, &s->ctx[MAX_WINDOW]);
 	/* The ack and the fin's completion, in either order. */
 	if (!ret)
-		ret = ofi_wait_ctx(&s->f, &s->ctx[MAX_WINDOW + 1], NULL);
+		ret = ofi_wait_ctx(&s->c.f, &s->ctx[MAX_WINDOW + 1], NULL);
 	res->elapsed = bu_now_ns() - start;
 	if (!ret)
 		memcpy(&res->target_bad, s->msg + MSG_LEN, sizeof(uint64_t));
@@ -294,18 +277,14 @@ static int client(struct opts *o, unsigned int port, struct result *res)
 
 	o->oo.rma = 1;
 	ret = client_run(&s, o, port, res);
-	if (s.ep)
-		fi_shutdown(s.ep, 0);
-	side_close(&s);
+	ofi_side_hangup(&s.c);
 	return ret;
 }
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: ofi_rma_bw [PROVIDER] [-o write|read] "
-		"[-s SIZE] [-w WINDOW] [-n OPS] [-W WARMUP] [-V] "
-		OFI_COMMON_USAGE "\n");
-	exit(BU_EXIT_USAGE);
+	ofi_usage("ofi_rma_bw", "[-o write|read] [-s SIZE] [-w WINDOW] "
+		  "[-n OPS] [-W WARMUP] [-V]");
 }
 
 static int parse_one(int c, struct opts *o)
@@ -341,9 +320,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	while ((c = getopt(argc, argv, "o:s:w:n:W:Vh" OFI_COMMON_OPTS)) != -1)
 		if (parse_one(c, o))
 			usage();
-	if (optind < argc)
-		o->oo.prov = argv[optind++];
-	if (optind != argc)
+	if (ofi_parse_prov(argc, argv, &o->oo))
 		usage();
 }
 
