@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: MIT
 # A VM_SCRIPT (tests/vm/run-vm.sh): the servers of the read pair under
 # `perf stat` (system calls, context switches, CPU time) over 20,000
-# reads, rapt_perf's server and perftest's, twice each, on siw and on rxe (docs/performance.md, "The
-# read pair and the server's polling").  Run as root from the source
-# tree:
+# reads, rapt_perf's server and perftest's, twice each, on siw and on
+# rxe (docs/performance.md, "The read pair and the server's polling").
+# Run as root from the source tree:
 #
 #   SUITES=script VM_SCRIPT=$PWD/tests/vm/scripts/server-syscalls.sh \
 #       VM_EXTRA_BINS=/usr/bin/perf tests/vm/run-vm.sh build-rel
