@@ -21,6 +21,7 @@
  *                 decisions
  *   tcp_park.c    parking the EPs a consumer busy-polls
  *   tcp_cork.c    TCP_CORK while the consumer streams large messages
+ *   tcp_rcvbuf.c  SO_RCVBUF of a connection that receives bulk data
  *   tcp_sock.c    addresses and socket helpers of the CM
  *   tcp_mem.c     the STag table: LMR registration, key and bounds checks
  *   tcp_srq.c     shared receive queues: the ring, the take of a receive
@@ -109,6 +110,8 @@ struct tcp_ia {
 	struct tcp_stag_table *stags;	/* tcp_mem.c */
 	bool crc_request;		/* ask peers for CRC32c */
 	uint64_t rtr_settle_ns;		/* RAPT_TCP_RTR_SETTLE_MS */
+	uint32_t rcvbuf;		/* tcp_rcvbuf.c: SO_RCVBUF of bulk
+					 * connections, 0: none */
 	uint32_t nep;
 	_Atomic uint32_t nparked;	/* EPs parked (tcp_park.c) */
 	_Atomic uint32_t ncorked;	/* EPs corked (tcp_cork.c) */
@@ -367,6 +370,7 @@ struct tcp_ep {
 	uint32_t cork_writes, cork_seen; /* tcp_cork.c: large batches
 					 * written, and at the timer's look */
 	struct rapt_timer cork;		/* tcp_cork.c: uncorks at the latest */
+	bool rcvbuf_set;		/* tcp_rcvbuf.c: bulk seen, done */
 	struct tcp_cap *cap;		/* tcp_capture.c: NULL unless
 					 * RAPT_TCP_CAPTURE is set */
 };
@@ -527,9 +531,26 @@ static inline void tcp_cork_idle(struct tcp_ep *ep)
 		tcp_cork_push(ep);
 }
 
+/* tcp_rcvbuf.c: a socket that receives bulk data gets a receive buffer
+ * of ia->rcvbuf bytes, once; with ep->lock held.  A direct placement of
+ * TCP_RCVBUF_BULK bytes or more in one call is bulk. */
+#define TCP_RCVBUF_BULK		16384u
+uint32_t tcp_rcvbuf_conf(void);
+void tcp_rcvbuf_bulk(struct tcp_ep *ep);
+
+/* After a direct placement of @n bytes. */
+static inline void tcp_rcvbuf_placed(struct tcp_ep *ep, size_t n)
+{
+	if (n >= TCP_RCVBUF_BULK && !ep->rcvbuf_set)
+		tcp_rcvbuf_bulk(ep);
+}
+
 /* tcp_rx.c: read and process what the socket has; with ep->lock held.
- * Returns the number of events pushed (>= 0). */
-int tcp_rx_progress(struct tcp_ep *ep);
+ * @look: a polling consumer's look at the EP (evd_progress): the pass
+ * ends after TCP_RX_PASS_READS of our reads have completed in it.
+ * Returns 1 if the socket had anything, 0 if not. */
+#define TCP_RX_PASS_READS	8
+int tcp_rx_progress(struct tcp_ep *ep, bool look);
 bool tcp_rx_seasoned(const struct tcp_ep *ep);
 bool tcp_rx_heard(const struct tcp_ep *ep);
 void tcp_cm_heard(struct tcp_ep *ep);		/* tcp_conn.c */

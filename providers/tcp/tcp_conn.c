@@ -442,7 +442,7 @@ static void cm_check_hup(struct tcp_ep *ep)
 static void cm_data_io(struct tcp_ep *ep, uint32_t events)
 {
 	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
-		tcp_rx_progress(ep);
+		tcp_rx_progress(ep, false);
 	/* Data only, and a consumer spins on our EVDs: it will take the
 	 * next bytes itself, so do not wake for them. */
 	if (events == EPOLLIN && tcp_cm_open(ep) && !ep->parked &&

@@ -209,6 +209,7 @@ static int tcp_ia_open(void *prov, const char *device, uint32_t port,
 	ia->cia = cia;
 	ia->crc_request = env_crc_request();
 	ia->rtr_settle_ns = env_rtr_settle_ns();
+	ia->rcvbuf = tcp_rcvbuf_conf();
 	pthread_mutex_init(&ia->lock, NULL);
 	rapt_list_init(&ia->late);
 	ret = tcp_stags_create(&ia->stags);
@@ -496,7 +497,7 @@ static uint32_t evd_visit(struct tcp_ep *ep, bool spin, uint32_t *got,
 	if (ep_moves_data(ep)) {
 		if (spin && !ep->parked)
 			tcp_cm_park(ep);
-		r = tcp_rx_progress(ep);
+		r = tcp_rx_progress(ep, true);
 		ep_note_idle(ep, r);
 		*got += r > 0;
 		/* The consumer found nothing here: it is not about to
@@ -716,7 +717,7 @@ static bool evd_rx_own(struct tcp_evd *evd)
 		if (ep_skip_idle(ep) || pthread_mutex_trylock(&ep->lock))
 			continue;
 		if (ep_moves_data(ep)) {
-			n = tcp_rx_progress(ep);
+			n = tcp_rx_progress(ep, false);
 			ep_note_idle(ep, n);
 			got |= n > 0;
 		}

@@ -70,6 +70,7 @@ struct tcp_rx {
 	uint32_t msn_send, msn_rreq;	/* expected MSNs */
 	uint32_t events;		/* DTO events pushed so far */
 	uint32_t reads;			/* recv calls that returned data */
+	uint32_t reads_done;		/* our reads completed this pass */
 	uint32_t npins;
 	struct tcp_stag_slot *pins[TCP_MAX_SGE + 1];
 	struct tcp_ddp_hdr h;		/* the current FPDU's header */
@@ -606,6 +607,7 @@ static int rx_place_direct(struct tcp_ep *ep)
 		return rx_result(ep, got);
 	}
 	rx->reads++;
+	tcp_rcvbuf_placed(ep, (size_t)got);
 	placed = (size_t)got < want ? (uint32_t)got : want;
 	if (ep->crc)
 		for (i = 0, n = placed; i < niov && n; i++) {
@@ -732,8 +734,10 @@ static int rx_fpdu_end(struct tcp_ep *ep)
 		tcp_tx_read_done(ep);
 		return 1;
 	case RX_RRESP:
-		if (rx->h.last)
+		if (rx->h.last) {
+			rx->reads_done++;
 			tcp_tx_read_done(ep);
+		}
 		return 1;
 	case RX_SEND:
 		return rx->h.last ? rx_recv_done(ep) : 1;
@@ -815,27 +819,41 @@ bool tcp_rx_heard(const struct tcp_ep *ep)
 /**
  * tcp_rx_progress - read and process what the socket has
  * @ep: the EP, locked
+ * @look: a polling consumer's look at the EP (evd_progress)
  *
  * Reads until the socket is empty or the connection ends, then runs the
  * transmit path once if the FPDUs read gave it work (Read Responses, a
  * read that unblocks a FENCE, sends held for an MPA rev 1 peer), or if
  * posts left it reads to write (tcp_tx_flush()).
  *
+ * With @look the pass also ends once TCP_RX_PASS_READS of our reads have
+ * completed in it, whatever the socket still holds.  A consumer that
+ * keeps reads outstanding posts the next ones only when it has the
+ * completions; a pass that read a whole window of Read Responses left
+ * the responder without a request for that long, and the stream of
+ * reads ran in bursts (docs/performance.md, "RDMA read bandwidth: the
+ * receive buffer and the receive pass").  What the pass leaves is read
+ * by the consumer's next look, or by the engine: an EP that is not
+ * parked has EPOLLIN watched level-triggered, a parked one is looked at
+ * again within CM_PARK_NS and unparked when its consumer sleeps
+ * (tcp_park.c).
+ *
  * Return: 1 if the socket had anything, 0 if not.
  */
-int tcp_rx_progress(struct tcp_ep *ep)
+int tcp_rx_progress(struct tcp_ep *ep, bool look)
 {
 	struct tcp_rx *rx = ep->rx;
-	uint32_t r0;
+	uint32_t r0, most = look ? TCP_RX_PASS_READS : UINT32_MAX;
 	int ret;
 
 	if (!rx || !rx_open(ep))
 		return 0;
 	r0 = rx->reads;
 	rx->drained = false;
+	rx->reads_done = 0;
 	do {
 		ret = rx_step(ep);
-	} while (ret > 0 && rx_open(ep));
+	} while (ret > 0 && rx_open(ep) && rx->reads_done < most);
 	if (rx->kick && rx_open(ep)) {
 		rx->kick = false;
 		tcp_tx_progress(ep);

@@ -13,6 +13,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/sockios.h>	/* SIOCINQ */
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -2345,6 +2347,211 @@ static void test_wire_rresp_free_window(void)
 	CU_ASSERT_EQUAL(wire_rresp_free(true), 0);
 }
 
+/* ------------------------------------------------------------------ */
+/* A consumer's receive pass and the reads it completes                */
+/* ------------------------------------------------------------------ */
+
+#define RP_READS	16		/* the EP's reads outstanding */
+#define RP_FIRST	2		/* answered one by one */
+#define RP_LEN		1024u		/* each read's bytes */
+#define RP_PASS		8		/* TCP_RX_PASS_READS, tcp.h */
+#define RP_ROUNDS	20
+#define RP_RREQ		52		/* a Read Request FPDU */
+#define RP_RRESP	(2 + 14 + RP_LEN + 4)	/* its response (no pad) */
+#define RP_SPIN		64		/* empty looks that park the EP */
+
+/* The next Read Request the initiator sent; the zero-length Writes that
+ * repeat its RTR until we speak are skipped. */
+static int rp_next_rreq(int fd, uint8_t *b)
+{
+	size_t len;
+
+	for (;;) {
+		T(read_full(fd, b, 2) == 2);
+		len = (size_t)b[0] << 8 | b[1];
+		T(len + 6 <= RP_RREQ);
+		T(read_full(fd, b + 2, len + 4) == (ssize_t)(len + 4));
+		if (b[3] == 0x41)
+			return 0;
+		T(b[3] == 0x40 && len == 18);	/* a zero-length Write */
+	}
+}
+
+/* The Read Response to request @q, with @seed's bytes. */
+static void rp_rresp(uint8_t *b, const uint8_t *q, unsigned int seed)
+{
+	uint32_t i;
+
+	b[0] = (uint8_t)((14 + RP_LEN) >> 8);
+	b[1] = (uint8_t)(14 + RP_LEN);
+	b[2] = 0xc1;				/* DDP tagged, L */
+	b[3] = 0x42;				/* RDMAP Read Response */
+	memcpy(b + 4, q + 20, 12);		/* sink STag and TO */
+	for (i = 0; i < RP_LEN; i++)
+		b[16 + i] = (uint8_t)(seed * 7 + i);
+	memset(b + 16 + RP_LEN, 0, 4);		/* CRC field, C not set */
+}
+
+/* The next @n completions, in order from @cookie, with their bytes. */
+static int rp_complete(struct side *s, const uint8_t *mem, uint64_t cookie,
+		       unsigned int n)
+{
+	struct rapt_event ev;
+	uint64_t t0 = now_ms();
+	unsigned int k = 0;
+	uint32_t i;
+	int e;
+
+	while (k < n) {
+		T(now_ms() - t0 < EV_MS);
+		e = rapt_evd_dequeue(s->evd, &ev);
+		if (e == RAPT_EAGAIN)
+			continue;
+		TOK(e);
+		T(ev.type == RAPT_EV_DTO && ev.u.dto.op == RAPT_OP_RDMA_READ &&
+		  ev.u.dto.status == RAPT_DTO_SUCCESS &&
+		  ev.u.dto.cookie == cookie + k && ev.u.dto.length == RP_LEN);
+		for (i = 0; i < RP_LEN; i++)
+			T(mem[(cookie + k) % RP_READS * RP_LEN + i] ==
+			  (uint8_t)((cookie + k) * 7 + i));
+		k++;
+	}
+	return 0;
+}
+
+static uint32_t rp_queued(struct side *s)
+{
+	struct rapt_evd_info info;
+
+	if (rapt_evd_query(s->evd, &info, sizeof(info)))
+		return UINT32_MAX;
+	return info.count;
+}
+
+/*
+ * One round: RP_READS reads; the first RP_FIRST answered one by one while
+ * the consumer spins (so the EP is parked: the engine leaves its data to
+ * the consumer), then the others all at once, in one write.  The
+ * consumer's next look must end its pass after RP_PASS completions, with
+ * the rest of the responses still in the socket once the pass is over
+ * (the receive that is posted takes the EP's lock).  A round that the
+ * engine thread got into first proves nothing and is not counted.
+ */
+static int rp_round(struct side *s, struct rapt_ep *ep, int fd, int pfd,
+		    uint8_t *mem, const struct rapt_lmr_info *mr,
+		    uint64_t base, bool *proved)
+{
+	static uint8_t q[RP_READS][RP_RREQ], out[RP_READS * RP_RRESP];
+	struct rapt_event ev;
+	struct rapt_sge g;
+	uint32_t i, before, after;
+	int e, inq = 0;
+
+	memset(mem, 0, RP_READS * RP_LEN);
+	for (i = 0; i < RP_READS; i++) {
+		g.addr = (uintptr_t)(mem + i * RP_LEN);
+		g.length = RP_LEN;
+		g.lkey = mr->lkey;
+		TOK(rapt_ep_post_read(ep, &g, 1, base + i, 0x1000 + i * RP_LEN,
+				      0x5a5a, 0));
+	}
+	for (i = 0; i < RP_FIRST; i++) {
+		T(!rp_next_rreq(fd, q[i]));
+		rp_rresp(out, q[i], (unsigned int)(base + i));
+		T(write(fd, out, RP_RRESP) == RP_RRESP);
+	}
+	T(!rp_complete(s, mem, base, RP_FIRST));
+	for (i = 0; i < RP_SPIN; i++)
+		T(rapt_evd_dequeue(s->evd, &ev) == RAPT_EAGAIN);
+	for (i = RP_FIRST; i < RP_READS; i++) {
+		T(!rp_next_rreq(fd, q[i]));
+		rp_rresp(out + (i - RP_FIRST) * RP_RRESP, q[i],
+			 (unsigned int)(base + i));
+	}
+	T(write(fd, out, (RP_READS - RP_FIRST) * RP_RRESP) ==
+	  (ssize_t)((RP_READS - RP_FIRST) * RP_RRESP));
+	before = rp_queued(s);
+	e = rapt_evd_dequeue(s->evd, &ev);
+	g.addr = (uintptr_t)mem;
+	g.length = 1;
+	g.lkey = mr->lkey;
+	TOK(rapt_ep_post_recv(ep, &g, 1, base));	/* the EP's lock */
+	T(!ioctl(pfd, SIOCINQ, &inq));
+	after = rp_queued(s);
+	*proved = before == 0 && e == 0 && inq > 0 && after == RP_PASS - 1;
+	/* What is left: the responses after the pass's last, but for the
+	 * staging buffer's worth of the next that came with that one. */
+	if (*proved)
+		T(inq > (int)((RP_READS - RP_FIRST - RP_PASS - 1) * RP_RRESP));
+	if (e == 0) {
+		T(ev.type == RAPT_EV_DTO && ev.u.dto.cookie == base + RP_FIRST);
+		return rp_complete(s, mem, base + RP_FIRST + 1,
+				   RP_READS - RP_FIRST - 1);
+	}
+	T(e == RAPT_EAGAIN);
+	return rp_complete(s, mem, base + RP_FIRST, RP_READS - RP_FIRST);
+}
+
+static int wire_read_pass(void)
+{
+	struct rapt_ep_attr a = {
+		.max_send = RP_READS, .max_recv = RP_ROUNDS + 1,
+		.rdma_read_out = RP_READS,
+	};
+	struct rapt_lmr_info mr;
+	struct rapt_event ev;
+	struct rapt_lmr *lmr;
+	struct rapt_ep *ep;
+	struct side s;
+	unsigned int r, proved = 0;
+	uint8_t b[300], *mem;
+	uint16_t port;
+	int lfd = plain_listen(&port), fd, pfd, one = 1;
+	bool p;
+
+	T(lfd >= 0);
+	T(!side_open(&s));
+	mem = calloc(RP_READS, RP_LEN);
+	T(mem);
+	TOK(rapt_lmr_create(s.pz, mem, RP_READS * RP_LEN,
+			    RAPT_MEM_LOCAL_WRITE, &lmr, &mr));
+	TOK(rapt_ep_create(s.pz, s.evd, s.evd, s.evd, &a, &ep));
+	TOK(rapt_ep_connect(ep, lo_addr(), port, NULL, 0, 5000000));
+	fd = accept(lfd, NULL, NULL);
+	T(fd >= 0 && read_full(fd, b, 28 + MARK_LEN) == 28 + MARK_LEN);
+	/* Echo A, pick Write; IRD RP_READS for its reads, ORD 1. */
+	T(write(fd, b, mpa_frame(b, false, 0x10, 2, 0x8000 | RP_READS,
+				 0x8001, NULL, 0)) == 24);
+	T(read_full(fd, b, 20) == 20 && !memcmp(b, rtr, 20));
+	T(!ev_wait(&s, RAPT_EV_ESTABLISHED, &ev));
+	T(ev.u.conn.rdma_read_out == RP_READS);
+	pfd = provider_fd(fd);
+	T(pfd >= 0);
+	/* Each write of ours leaves at once, whatever is unacknowledged. */
+	T(!setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)));
+	for (r = 0; r < RP_ROUNDS; r++) {
+		if (rp_round(&s, ep, fd, pfd, mem, &mr,
+			     (uint64_t)r * RP_READS, &p))
+			return -1;
+		proved += p;
+	}
+	fprintf(stderr, "receive pass: %u of %u rounds ended after %u reads\n",
+		proved, RP_ROUNDS, RP_PASS);
+	T(proved > 0);
+	close(fd);
+	T(!ev_wait(&s, 0, &ev));
+	TOK(rapt_ep_free(ep));
+	TOK(rapt_lmr_free(lmr));
+	free(mem);
+	close(lfd);
+	return side_close(&s);
+}
+
+static void test_wire_read_pass(void)
+{
+	CU_ASSERT_EQUAL(wire_read_pass(), 0);
+}
+
 /*
  * A responder that loses the RTR (siw as responder can: the RTR arrives
  * before it waits for it; see tcp_conn.c) still gets one: the initiator
@@ -2594,6 +2801,8 @@ static const struct {
 	  test_wire_rresp_free },
 	{ "wire: the same through a window freed first",
 	  test_wire_rresp_free_window },
+	{ "wire: a polling consumer's receive pass ends after 8 reads",
+	  test_wire_read_pass },
 	{ "the peer-timeout bound on both ends' sockets",
 	  test_peer_bound_sockets },
 	{ "ep_free after a graceful disconnect loses nothing",

@@ -813,6 +813,126 @@ static int run_rcvbuf_shrunk(void)
 	return conn_close(&c);
 }
 
+/* ------------------------------------------------------------------ */
+/* The receive buffer of a connection that carries bulk data            */
+/* ------------------------------------------------------------------ */
+
+#define BR_ASK		(1u << 20)	/* RAPT_TCP_RCVBUF for these cases */
+#define BR_BIG		65536u		/* bulk (TCP_RCVBUF_BULK: 16 KiB) */
+#define BR_SMALL	1024u		/* not */
+
+static int rcvbuf_of(int fd)
+{
+	socklen_t l = sizeof(int);
+	int v = -1;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, &l))
+		return -1;
+	return v;
+}
+
+/* What Linux makes of SO_RCVBUF @ask: at most net.core.rmem_max, then
+ * doubled (socket(7)). */
+static int rcvbuf_made(unsigned int ask)
+{
+	unsigned long max = ask;
+	FILE *f = fopen("/proc/sys/net/core/rmem_max", "r");
+
+	if (f) {
+		if (fscanf(f, "%lu", &max) != 1)
+			max = ask;
+		fclose(f);
+	}
+	return 2 * (int)(ask < max ? ask : max);
+}
+
+/* A send of @n bytes from @from's region at @off into @to's at @off. */
+static int br_send(struct side *from, struct side *to, size_t off, size_t n,
+		   uint64_t cookie)
+{
+	struct rapt_sge g = sge(to, off, n);
+	struct rapt_event ev;
+
+	TOK(rapt_ep_post_recv(to->ep, &g, 1, cookie));
+	g = sge(from, off, n);
+	TOK(rapt_ep_post_send(from->ep, &g, 1, cookie, 0));
+	if (dto_wait(to, RAPT_OP_RECV, RAPT_DTO_SUCCESS, cookie, &ev) ||
+	    dto_wait(from, RAPT_OP_SEND, RAPT_DTO_SUCCESS, cookie, &ev))
+		return -1;
+	T(!memcmp(to->mem + off, from->mem + off, n));
+	return 0;
+}
+
+/*
+ * tcp_rcvbuf.c: small messages leave both sockets' receive buffers to
+ * the kernel; the first bulk placement gives the receiving socket
+ * RAPT_TCP_RCVBUF bytes (a Write: the target's, a Read: the requester's).
+ * With RAPT_TCP_RCVBUF=0 nothing is ever set.
+ */
+static int rcvbuf_run(const char *ask)
+{
+	int afd, pfd, a0, p0, want, ret;
+	struct sockaddr_in x;
+	socklen_t xl = sizeof(x);
+	struct rapt_event ev;
+	struct rapt_sge g;
+	struct conn c;
+
+	T(!setenv("RAPT_TCP_RCVBUF", ask, 1));
+	ret = conn_open(&c, 2 * BR_BIG, 2 * BR_BIG, ACC_ALL, NULL, NULL);
+	unsetenv("RAPT_TCP_RCVBUF");
+	if (ret || act_sock(&c, &afd))
+		return -1;
+	T(!getsockname(afd, (struct sockaddr *)&x, &xl));
+	pfd = lo_sock(ntohs(x.sin_port));
+	T(pfd >= 0);
+	want = strcmp(ask, "0") ? rcvbuf_made(BR_ASK) : -1;
+	a0 = rcvbuf_of(afd);
+	p0 = rcvbuf_of(pfd);
+	T(a0 > 0 && p0 > 0 && a0 != want && p0 != want);
+	fill(c.a.mem, 2 * BR_BIG, 1);
+	fill(c.p.mem, 2 * BR_BIG, 2);
+	if (br_send(&c.a, &c.p, 0, BR_SMALL, 1) ||
+	    br_send(&c.p, &c.a, 0, BR_SMALL, 2))
+		return -1;
+	T(rcvbuf_of(afd) == a0 && rcvbuf_of(pfd) == p0);
+	/* A Write into the passive side; the Send behind it arrives after
+	 * it is placed. */
+	g = sge(&c.a, 0, BR_BIG);
+	TOK(rapt_ep_post_write(c.a.ep, &g, 1, 3, c.p.mr.raddr, c.p.mr.rkey,
+			       0));
+	if (dto_wait(&c.a, RAPT_OP_RDMA_WRITE, RAPT_DTO_SUCCESS, 3, &ev) ||
+	    br_send(&c.a, &c.p, BR_BIG, BR_SMALL, 4))
+		return -1;
+	T(!memcmp(c.p.mem, c.a.mem, BR_BIG));
+	T(rcvbuf_of(pfd) == (want > 0 ? want : p0));
+	T(rcvbuf_of(afd) == a0);
+	/* A Read by the active side: the response is its bulk. */
+	g = sge(&c.a, BR_BIG, BR_BIG);
+	TOK(rapt_ep_post_read(c.a.ep, &g, 1, 5, c.p.mr.raddr, c.p.mr.rkey,
+			      0));
+	if (dto_wait(&c.a, RAPT_OP_RDMA_READ, RAPT_DTO_SUCCESS, 5, &ev))
+		return -1;
+	T(!memcmp(c.a.mem + BR_BIG, c.p.mem, BR_BIG));
+	T(rcvbuf_of(afd) == (want > 0 ? want : a0));
+	if (quiet(&c.a) || quiet(&c.p))
+		return -1;
+	return conn_close(&c);
+}
+
+static int run_rcvbuf_bulk(void)
+{
+	char ask[16];
+
+	snprintf(ask, sizeof(ask), "%u", BR_ASK);
+	return rcvbuf_run(ask);
+}
+
+static int run_rcvbuf_off(void)
+{
+	return rcvbuf_run("0");
+}
+
 /* SUPPRESS: no completion for unsignalled sends, order kept. */
 static int run_suppress(void)
 {
@@ -1938,6 +2058,8 @@ CASE(run_fast_send)
 CASE(run_fast_send_crc)
 CASE(run_fast_partial)
 CASE(run_rcvbuf_shrunk)
+CASE(run_rcvbuf_bulk)
+CASE(run_rcvbuf_off)
 CASE(run_rdma_offsets)
 CASE(run_rdma_big)
 CASE(run_cork)
@@ -1972,6 +2094,10 @@ static const struct {
 	  cu_run_fast_partial },
 	{ "receive buffer shrunk after connect: the kernel's pace",
 	  cu_run_rcvbuf_shrunk },
+	{ "bulk Write or Read: the receiving socket's SO_RCVBUF, once",
+	  cu_run_rcvbuf_bulk },
+	{ "RAPT_TCP_RCVBUF=0: no socket's receive buffer set",
+	  cu_run_rcvbuf_off },
 	{ "RDMA write and read at every offset class", cu_run_rdma_offsets },
 	{ "4 MiB RDMA writes and read", cu_run_rdma_big },
 	{ "streamed large writes cork the socket; what uncorks it",

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tcp provider: the receive buffer of a connection that carries bulk data.
+ *
+ * One job: give a socket that receives large messages a receive buffer
+ * of its own size, once, instead of the kernel's autotuned one.
+ *
+ * Why.  Linux starts a socket at tcp_rmem[1] (128 KiB) and grows it as
+ * the application reads (receive-buffer autotuning).  A stream of RDMA
+ * Read Responses or Writes, 16 messages of 64 KiB outstanding, ran at
+ * 0.80 of the same stream with a fixed buffer of 8 MiB for Reads and 0.96
+ * for Writes on loopback (docs/performance.md, "RDMA read bandwidth: the
+ * receive buffer and the receive pass").  A fixed SO_RCVBUF turns
+ * autotuning off for that socket, so it is set only where it is at least
+ * as large as what autotuning could give a busy stream here:
+ * TCP_RCVBUF_AUTO, or net.core.rmem_max (the kernel's ceiling for
+ * SO_RCVBUF) if that is smaller but at least TCP_RCVBUF_MIN.  Below that
+ * (Linux's own default ceiling is 208 KiB) autotuning is left alone.
+ *
+ * When.  The first time a direct placement (tcp_rx.c) reads
+ * TCP_RCVBUF_BULK bytes or more in one call: the peer streams.  A
+ * connection that only exchanges small messages, or none (a connection
+ * set up and torn down), never pays the system call.  The buffer is a
+ * limit, not an allocation: an idle connection holds nothing more.
+ *
+ * RAPT_TCP_RCVBUF (rapt_tcp(7)) overrides: a byte count, or 0 to leave
+ * every socket to autotuning.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "tcp.h"
+
+#define TCP_RCVBUF_AUTO		(4u << 20)	/* the kernel doubles it */
+#define TCP_RCVBUF_MIN		(1u << 20)
+#define TCP_RCVBUF_MAX		(1u << 30)
+#define RMEM_MAX_PATH		"/proc/sys/net/core/rmem_max"
+
+/* net.core.rmem_max, or 0 if it cannot be read. */
+static unsigned long rmem_max(void)
+{
+	unsigned long v = 0;
+	FILE *f = fopen(RMEM_MAX_PATH, "re");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+/* The automatic choice: see the top of the file. */
+static uint32_t rcvbuf_auto(void)
+{
+	unsigned long max = rmem_max();
+
+	if (max >= TCP_RCVBUF_AUTO)
+		return TCP_RCVBUF_AUTO;
+	return max >= TCP_RCVBUF_MIN ? (uint32_t)max : 0;
+}
+
+/**
+ * tcp_rcvbuf_conf - the SO_RCVBUF an IA gives its bulk connections
+ *
+ * RAPT_TCP_RCVBUF: unset, empty or "auto" for the automatic choice, 0 for
+ * none (autotuning everywhere), or a byte count of TCP_RCVBUF_MAX at most
+ * (the kernel clamps it to net.core.rmem_max).  Anything else is warned
+ * about and taken as "auto".
+ *
+ * Return: the byte count for SO_RCVBUF, 0 for none.
+ */
+uint32_t tcp_rcvbuf_conf(void)
+{
+	const char *v = getenv("RAPT_TCP_RCVBUF");
+	unsigned long n;
+	char *end;
+
+	if (!v || !*v || !strcmp(v, "auto"))
+		return rcvbuf_auto();
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || *end || v[0] == '-' || n > TCP_RCVBUF_MAX) {
+		tcp_warn("RAPT_TCP_RCVBUF=%s is not \"auto\" or 0 to %u: using auto",
+			 v, TCP_RCVBUF_MAX);
+		return rcvbuf_auto();
+	}
+	return (uint32_t)n;
+}
+
+/**
+ * tcp_rcvbuf_bulk - @ep's peer streams: its own receive buffer, once
+ * @ep: the EP, locked, with its socket open
+ */
+void tcp_rcvbuf_bulk(struct tcp_ep *ep)
+{
+	int v = (int)ep->ia->rcvbuf;
+
+	ep->rcvbuf_set = true;
+	if (v && ep->io.fd >= 0 &&
+	    setsockopt(ep->io.fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)))
+		tcp_info("fd %d: SO_RCVBUF %d: %m", ep->io.fd, v);
+}
