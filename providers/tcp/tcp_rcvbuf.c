@@ -7,10 +7,10 @@
  *
  * Why.  Linux starts a socket at tcp_rmem[1] (128 KiB) and grows it as
  * the application reads (receive-buffer autotuning).  A stream of RDMA
- * Read Responses or Writes, 16 messages of 64 KiB outstanding, ran at
- * 0.80 of the same stream with a fixed buffer of 8 MiB for Reads and 0.96
- * for Writes on loopback (docs/performance.md, "RDMA read bandwidth: the
- * receive buffer and the receive pass").  A fixed SO_RCVBUF turns
+ * Reads or Writes, 16 messages of 64 KiB outstanding, ran at 0.84 (Reads)
+ * and 0.97 (Writes) of the same stream with a fixed buffer of 8 MiB on
+ * loopback (docs/performance.md, "RDMA read bandwidth: the receive buffer
+ * and the receive pass").  A fixed SO_RCVBUF turns
  * autotuning off for that socket, so it is set only where it is at least
  * as large as what autotuning could give a busy stream here:
  * TCP_RCVBUF_AUTO, or net.core.rmem_max (the kernel's ceiling for
