@@ -535,7 +535,8 @@ static inline void tcp_cork_idle(struct tcp_ep *ep)
  * of ia->rcvbuf bytes, once; with ep->lock held.  A direct placement of
  * TCP_RCVBUF_BULK bytes or more in one call is bulk. */
 #define TCP_RCVBUF_BULK		16384u
-uint32_t tcp_rcvbuf_conf(void);
+#define TCP_RCVBUF_MAX		(1u << 30)	/* RAPT_TCP_RCVBUF at most */
+uint32_t tcp_rcvbuf_auto(void);
 void tcp_rcvbuf_bulk(struct tcp_ep *ep);
 
 /* After a direct placement of @n bytes. */

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <sched.h>
@@ -169,24 +170,50 @@ static bool env_crc_request(void)
 		     !strcmp(v, "on") || !strcmp(v, "true"));
 }
 
+/*
+ * Environment variable @name as a number from 0 to @max: true and *@n
+ * when it is one; false when it is unset or empty, or is something else,
+ * which is warned about (@dflt: what is used instead).
+ */
+static bool env_uint(const char *name, unsigned long max, const char *dflt,
+		     unsigned long *n)
+{
+	const char *v = getenv(name);
+	char *end;
+
+	if (!v || !*v)
+		return false;
+	errno = 0;
+	*n = strtoul(v, &end, 10);
+	if (!errno && !*end && v[0] != '-' && *n <= max)
+		return true;
+	tcp_warn("%s=%s is not 0 to %lu: using %s", name, v, max, dflt);
+	return false;
+}
+
 /* RAPT_TCP_RTR_SETTLE_MS (rapt_tcp(7)): how long a close waits for a
  * silent responder after our RTR; default CM_RTR_SETTLE_NS. */
 static uint64_t env_rtr_settle_ns(void)
 {
-	const char *v = getenv("RAPT_TCP_RTR_SETTLE_MS");
 	unsigned long ms;
-	char *end;
 
-	if (!v || !*v)
+	if (!env_uint("RAPT_TCP_RTR_SETTLE_MS", TCP_RTR_SETTLE_MAX_MS,
+		      "the default", &ms))
 		return CM_RTR_SETTLE_NS;
-	ms = strtoul(v, &end, 10);
-	if (*end || ms > TCP_RTR_SETTLE_MAX_MS) {
-		tcp_warn("RAPT_TCP_RTR_SETTLE_MS=%s is not 0 to %u: using %llu",
-			 v, TCP_RTR_SETTLE_MAX_MS,
-			 CM_RTR_SETTLE_NS / CM_NS_PER_MS);
-		return CM_RTR_SETTLE_NS;
-	}
 	return ms * CM_NS_PER_MS;
+}
+
+/* RAPT_TCP_RCVBUF (rapt_tcp(7)): the SO_RCVBUF of bulk connections, 0
+ * for none; unset, empty or "auto": tcp_rcvbuf_auto(). */
+static uint32_t env_rcvbuf(void)
+{
+	const char *v = getenv("RAPT_TCP_RCVBUF");
+	unsigned long n;
+
+	if (v && strcmp(v, "auto") &&
+	    env_uint("RAPT_TCP_RCVBUF", TCP_RCVBUF_MAX, "auto", &n))
+		return (uint32_t)n;
+	return tcp_rcvbuf_auto();
 }
 
 static int tcp_ia_open(void *prov, const char *device, uint32_t port,
@@ -209,7 +236,7 @@ static int tcp_ia_open(void *prov, const char *device, uint32_t port,
 	ia->cia = cia;
 	ia->crc_request = env_crc_request();
 	ia->rtr_settle_ns = env_rtr_settle_ns();
-	ia->rcvbuf = tcp_rcvbuf_conf();
+	ia->rcvbuf = env_rcvbuf();
 	pthread_mutex_init(&ia->lock, NULL);
 	rapt_list_init(&ia->late);
 	ret = tcp_stags_create(&ia->stags);

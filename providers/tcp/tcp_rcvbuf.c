@@ -23,22 +23,19 @@
  * set up and torn down), never pays the system call.  The buffer is a
  * limit, not an allocation: an idle connection holds nothing more.
  *
- * RAPT_TCP_RCVBUF (rapt_tcp(7)) overrides: a byte count, or 0 to leave
- * every socket to autotuning.
+ * RAPT_TCP_RCVBUF (rapt_tcp(7), read by tcp_prov.c with the provider's
+ * other variables) overrides: a byte count, or 0 to leave every socket to
+ * autotuning.
  */
 #include "config.h"
 
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/socket.h>
 
 #include "tcp.h"
 
 #define TCP_RCVBUF_AUTO		(4u << 20)	/* the kernel doubles it */
 #define TCP_RCVBUF_MIN		(1u << 20)
-#define TCP_RCVBUF_MAX		(1u << 30)
 #define RMEM_MAX_PATH		"/proc/sys/net/core/rmem_max"
 
 /* net.core.rmem_max, or 0 if it cannot be read. */
@@ -55,42 +52,18 @@ static unsigned long rmem_max(void)
 	return v;
 }
 
-/* The automatic choice: see the top of the file. */
-static uint32_t rcvbuf_auto(void)
+/**
+ * tcp_rcvbuf_auto - RAPT_TCP_RCVBUF's automatic choice (top of the file)
+ *
+ * Return: the byte count for SO_RCVBUF, 0 for none.
+ */
+uint32_t tcp_rcvbuf_auto(void)
 {
 	unsigned long max = rmem_max();
 
 	if (max >= TCP_RCVBUF_AUTO)
 		return TCP_RCVBUF_AUTO;
 	return max >= TCP_RCVBUF_MIN ? (uint32_t)max : 0;
-}
-
-/**
- * tcp_rcvbuf_conf - the SO_RCVBUF an IA gives its bulk connections
- *
- * RAPT_TCP_RCVBUF: unset, empty or "auto" for the automatic choice, 0 for
- * none (autotuning everywhere), or a byte count of TCP_RCVBUF_MAX at most
- * (the kernel clamps it to net.core.rmem_max).  Anything else is warned
- * about and taken as "auto".
- *
- * Return: the byte count for SO_RCVBUF, 0 for none.
- */
-uint32_t tcp_rcvbuf_conf(void)
-{
-	const char *v = getenv("RAPT_TCP_RCVBUF");
-	unsigned long n;
-	char *end;
-
-	if (!v || !*v || !strcmp(v, "auto"))
-		return rcvbuf_auto();
-	errno = 0;
-	n = strtoul(v, &end, 10);
-	if (errno || *end || v[0] == '-' || n > TCP_RCVBUF_MAX) {
-		tcp_warn("RAPT_TCP_RCVBUF=%s is not \"auto\" or 0 to %u: using auto",
-			 v, TCP_RCVBUF_MAX);
-		return rcvbuf_auto();
-	}
-	return (uint32_t)n;
 }
 
 /**
