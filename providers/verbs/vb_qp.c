@@ -231,7 +231,10 @@ static bool recv_event(struct vb_ep *ep, const struct ibv_wc *wc,
 {
 	uint32_t seq = VB_WRID_SEQ(wc->wr_id);
 
-	if (seq_old(seq, load32(&ep->rq_head)))
+	/* Retired already (a made-up flush), or (the tail's acquire) not
+	 * posted: the entry's cookie was stored before that tail. */
+	if (seq_old(seq, load32(&ep->rq_head)) ||
+	    !seq_old(seq, load32(&ep->rq_tail)))
 		return false;
 	recv_fill(ep, wc, ep->rq[seq & ep->rq_mask], ev);
 	store32(&ep->rq_head, seq + 1);
@@ -466,9 +469,18 @@ again:
 	}
 	ep->rq[seq & ep->rq_mask] = cookie;
 	wr.wr_id = wrid(ep, seq, true);
+	/* The tail moves first, as the send ring's does (post_sq): another
+	 * thread may poll the completion before ibv_post_recv() has
+	 * returned, and its acquire of the tail is what orders this
+	 * cookie's store before its load there (recv_event).  A failed
+	 * post moves it back: no completion reads it meanwhile (none comes
+	 * for a request the device refused), and the teardown, the only
+	 * other reader without rq_lock, comes after ep->dead, set under
+	 * this lock. */
+	store32(&ep->rq_tail, seq + 1);
 	err = ibv_post_recv(ep->qp, &wr, &bad);
-	if (!err)
-		store32(&ep->rq_tail, seq + 1);
+	if (vb_unlikely(err))
+		store32(&ep->rq_tail, seq);
 	rapt_unlock(&ep->rq_lock);
 	return err ? post_failed(ep, "ibv_post_recv", err) : 0;
 }
