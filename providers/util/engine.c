@@ -40,7 +40,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -763,15 +762,11 @@ static void *engine_main(void *arg)
 
 static int engine_thread_start(struct rapt_engine *eng)
 {
-	sigset_t all, old;
 	char name[16];		/* the kernel's limit, with the NUL */
 	int err;
 
 	/* The engine never runs the application's signal handlers. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&eng->thread, NULL, engine_main, eng);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	err = rapt_thread_create(&eng->thread, NULL, engine_main, eng);
 	if (err) {
 		eng_err(eng, "cannot start the progress thread: %s",
 			strerror(err));

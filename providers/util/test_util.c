@@ -13,6 +13,8 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -601,6 +603,93 @@ static void test_engine_defer_call(void)
 	CU_ASSERT_EQUAL(fired.bad, 0);
 }
 
+/* ------------------------------------------------------------------ */
+/* Provider threads                                                    */
+/* ------------------------------------------------------------------ */
+
+static sigset_t seen_mask;
+static _Atomic int seen_done;
+
+static void mask_note(void)
+{
+	pthread_sigmask(SIG_BLOCK, NULL, &seen_mask);
+	atomic_store(&seen_done, 1);
+}
+
+static void *mask_thread(void *arg)
+{
+	(void)arg;
+	mask_note();
+	return NULL;
+}
+
+static void mask_defer(void *arg)
+{
+	(void)arg;
+	if (rapt_engine_on_thread(test_eng))
+		mask_note();
+}
+
+/* A provider thread's mask: no asynchronous signal, every fault. */
+static void check_provider_mask(const sigset_t *m)
+{
+	static const int blocked[] = { SIGINT, SIGTERM, SIGHUP, SIGALRM,
+				       SIGUSR1, SIGUSR2, SIGCHLD, SIGPIPE };
+	static const int open_[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+				     SIGTRAP, SIGSYS };
+	size_t i;
+
+	for (i = 0; i < sizeof(blocked) / sizeof(blocked[0]); i++)
+		CU_ASSERT_EQUAL(sigismember(m, blocked[i]), 1);
+	for (i = 0; i < sizeof(open_) / sizeof(open_[0]); i++)
+		CU_ASSERT_EQUAL(sigismember(m, open_[i]), 0);
+}
+
+/* rapt_thread_create(): the new thread's mask, and the caller's kept. */
+static void test_thread_create_mask(void)
+{
+	sigset_t mine, before, after, want;
+	pthread_t t;
+
+	sigemptyset(&mine);
+	sigaddset(&mine, SIGUSR2);
+	CU_ASSERT_EQUAL_FATAL(pthread_sigmask(SIG_BLOCK, &mine, &before), 0);
+	pthread_sigmask(SIG_BLOCK, NULL, &want);
+	atomic_store(&seen_done, 0);
+	CU_ASSERT_EQUAL_FATAL(rapt_thread_create(&t, NULL, mask_thread,
+						 NULL), 0);
+	pthread_join(t, NULL);
+	CU_ASSERT_EQUAL(atomic_load(&seen_done), 1);
+	check_provider_mask(&seen_mask);
+	pthread_sigmask(SIG_BLOCK, NULL, &after);
+	CU_ASSERT_EQUAL(sigismember(&after, SIGUSR2), 1);
+	CU_ASSERT_EQUAL(sigismember(&after, SIGINT),
+			sigismember(&want, SIGINT));
+	CU_ASSERT_EQUAL(sigismember(&after, SIGTERM),
+			sigismember(&want, SIGTERM));
+	pthread_sigmask(SIG_SETMASK, &before, NULL);
+
+	rapt_thread_sigmask(&want);
+	check_provider_mask(&want);
+}
+
+/* The engine's thread is a provider thread: a fault in it reaches the
+ * process's handlers (a sanitizer's report), not a silent kill. */
+static void test_engine_thread_mask(void)
+{
+	uint64_t end;
+
+	CU_ASSERT_EQUAL_FATAL(rapt_engine_start(&test_eng, "test"), 0);
+	atomic_store(&seen_done, 0);
+	CU_ASSERT_EQUAL(rapt_engine_defer(test_eng, mask_defer, NULL), 0);
+	end = rapt_now_ns() + 10000 * NS_PER_MS;
+	while (!atomic_load(&seen_done) && rapt_now_ns() < end)
+		sched_yield();
+	CU_ASSERT_EQUAL_FATAL(atomic_load(&seen_done), 1);
+	check_provider_mask(&seen_mask);
+	rapt_engine_stop(test_eng);
+}
+
 struct pipe_io {
 	struct rapt_io io;
 	int wfd;
@@ -1068,12 +1157,19 @@ static const struct test_case engine_cases[] = {
 	{ NULL, NULL },
 };
 
+static const struct test_case thread_cases[] = {
+	{ "rapt_thread_create: asynchronous signals blocked, faults not", test_thread_create_mask },
+	{ "the engine thread's mask", test_engine_thread_mask },
+	{ NULL, NULL },
+};
+
 static const struct test_suite suites[] = {
 	{ "list", list_cases },
 	{ "sockaddr", sockaddr_cases },
 	{ "status", status_cases_tbl },
 	{ "engine", engine_cases },
 	{ "lock", lock_cases },
+	{ "thread", thread_cases },
 };
 
 int main(void)

@@ -28,7 +28,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/tcp.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -507,21 +506,17 @@ static void *connector_main(void *arg)
 	return NULL;
 }
 
-/* The thread runs no application signal handler. */
+/* The thread runs no application signal handler (rapt_thread_create). */
 static int connector_spawn(struct vb_ia *ia)
 {
 	pthread_attr_t a;
 	pthread_t t;
-	sigset_t all, old;
 	int err;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&a);
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	err = pthread_create(&t, &a, connector_main, ia);
+	err = rapt_thread_create(&t, &a, connector_main, ia);
 	pthread_attr_destroy(&a);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return err;
 }
 

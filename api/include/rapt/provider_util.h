@@ -22,6 +22,9 @@
  *   lock      a mutex in one futex word for the post and poll paths
  *             (inline, below; the contended half in providers/util/lock.c,
  *             which librapt's EVDs use too)
+ *   thread    a provider's own threads: no application signal handler
+ *             runs in them, faults still reach the process's handlers
+ *             (providers/util/thread.c)
  *
  * Nothing here takes a lock of the caller's; the engine's own locks are
  * leaves.  docs/provider-guide.md, "The provider toolkit", is the
@@ -36,6 +39,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 
 #ifdef __cplusplus
@@ -257,8 +262,8 @@ struct rapt_retire {
  *        "rapt-<prov>" (cut to 15 characters); the string must outlive
  *        the engine
  *
- * The thread blocks every signal: it never runs the application's
- * handlers.
+ * The thread is made with rapt_thread_create(): it never runs the
+ * application's signal handlers.
  *
  * Return: 0, RAPT_ENOMEM (also when epoll_create1(), eventfd() or the
  * thread cannot be made; logged), RAPT_EPROVIDER (the eventfd cannot be
@@ -535,6 +540,39 @@ bool rapt_timer_armed(struct rapt_engine *eng, struct rapt_timer *t);
  * Return: nanoseconds.
  */
 uint64_t rapt_now_ns(void);
+
+/* ------------------------------------------------------------------ */
+/* Provider threads (providers/util/thread.c)                          */
+/* ------------------------------------------------------------------ */
+
+/**
+ * rapt_thread_sigmask - the signal mask of a provider thread
+ * @set: output
+ *
+ * Every signal but the faults a thread raises itself (SIGSEGV, SIGBUS,
+ * SIGFPE, SIGILL, SIGTRAP, SIGSYS).  Linux kills a process without
+ * running any handler when such a fault comes with its signal blocked:
+ * left deliverable, a crash in a provider thread reaches the process's
+ * handlers (a sanitizer's report, a crash reporter) instead.
+ */
+void rapt_thread_sigmask(sigset_t *set);
+
+/**
+ * rapt_thread_create - pthread_create() for a provider's own thread
+ * @thread: output, as pthread_create()'s
+ * @attr: as pthread_create()'s, or NULL
+ * @fn: the thread's function
+ * @arg: its argument
+ *
+ * The thread starts with rapt_thread_sigmask(): it never runs the
+ * application's signal handlers, and its faults still reach the
+ * process's.  The caller's own mask is left as it was.  The engine's
+ * thread (rapt_engine_start()) is made so.
+ *
+ * Return: 0, or pthread_create()'s error number.
+ */
+int rapt_thread_create(pthread_t *thread, const pthread_attr_t *attr,
+		       void *(*fn)(void *), void *arg);
 
 /* ------------------------------------------------------------------ */
 /* A futex-word lock (providers/util/lock.c)                           */
