@@ -64,12 +64,11 @@
 /* Retired objects waiting for the engine thread's batch: more wake it. */
 #define ENGINE_GRAVEYARD_MAX	64
 
-/* A deferred function: heap-allocated (defer) or on a waiter's stack (call). */
+/* A deferred function (rapt_engine_defer), heap-allocated, freed once run. */
 struct rapt_defer {
 	void (*fn)(void *arg);
 	void *arg;
 	struct rapt_defer *next;
-	bool heap;
 };
 
 struct rapt_engine {
@@ -430,7 +429,6 @@ int rapt_engine_defer(struct rapt_engine *eng, void (*fn)(void *),
 	}
 	d->fn = fn;
 	d->arg = arg;
-	d->heap = true;
 	defer_queue(eng, d);
 	return 0;
 }
