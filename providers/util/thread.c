@@ -22,8 +22,8 @@ static const int fault_signals[] = {
 	SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS,
 };
 
-/* rapt_thread_sigmask - kernel-doc in <rapt/provider_util.h> */
-void rapt_thread_sigmask(sigset_t *set)
+/* Every signal blocked but the faults. */
+static void thread_sigmask(sigset_t *set)
 {
 	size_t i;
 
@@ -40,7 +40,7 @@ int rapt_thread_create(pthread_t *thread, const pthread_attr_t *attr,
 	int err;
 
 	/* The new thread inherits the mask in force at pthread_create(). */
-	rapt_thread_sigmask(&mask);
+	thread_sigmask(&mask);
 	pthread_sigmask(SIG_SETMASK, &mask, &old);
 	err = pthread_create(thread, attr, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -40,7 +40,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
-#include <signal.h>
 #include <sys/socket.h>
 
 #ifdef __cplusplus
@@ -546,27 +545,18 @@ uint64_t rapt_now_ns(void);
 /* ------------------------------------------------------------------ */
 
 /**
- * rapt_thread_sigmask - the signal mask of a provider thread
- * @set: output
- *
- * Every signal but the faults a thread raises itself (SIGSEGV, SIGBUS,
- * SIGFPE, SIGILL, SIGTRAP, SIGSYS).  Linux kills a process without
- * running any handler when such a fault comes with its signal blocked:
- * left deliverable, a crash in a provider thread reaches the process's
- * handlers (a sanitizer's report, a crash reporter) instead.
- */
-void rapt_thread_sigmask(sigset_t *set);
-
-/**
  * rapt_thread_create - pthread_create() for a provider's own thread
  * @thread: output, as pthread_create()'s
  * @attr: as pthread_create()'s, or NULL
  * @fn: the thread's function
  * @arg: its argument
  *
- * The thread starts with rapt_thread_sigmask(): it never runs the
- * application's signal handlers, and its faults still reach the
- * process's.  The caller's own mask is left as it was.  The engine's
+ * The thread starts with every signal blocked but the faults it may
+ * raise itself (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS): it
+ * never runs the application's signal handlers, and a crash in it still
+ * reaches the process's (a sanitizer's report, a crash reporter); Linux
+ * kills a process without running any handler when a thread faults with
+ * that signal blocked.  The caller's own mask is left as it was.  The engine's
  * thread (rapt_engine_start()) is made so.
  *
  * Return: 0, or pthread_create()'s error number.
