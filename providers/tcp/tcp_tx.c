@@ -280,10 +280,11 @@ static void tx_unspill(struct tcp_tx *tx)
 }
 
 /* Unpredictable enough for a sink STag base: xorshift32, seeded once per
- * thread from getrandom() (not a syscall per EP). */
+ * thread from getrandom() (not a syscall per EP).  Initial-exec TLS, as
+ * every provider's (providers/util/engine.c). */
 static uint32_t tx_random(void)
 {
-	static __thread uint32_t x;
+	static __thread uint32_t x __attribute__((tls_model("initial-exec")));
 
 	if (!x && (getrandom(&x, sizeof(x), GRND_NONBLOCK) != sizeof(x) ||
 		   !x))

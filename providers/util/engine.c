@@ -96,8 +96,16 @@ struct rapt_engine {
 	int nbatch, ibatch;
 };
 
-/* The engine whose pass this thread runs (holds eng->run), if any. */
-static __thread struct rapt_engine *tls_runner;
+/*
+ * The engine whose pass this thread runs (holds eng->run), if any.
+ * Initial-exec: a provider is loaded by dlopen(), where the default
+ * (general-dynamic) model gives each thread a block malloc'ed at its first
+ * use and a __tls_get_addr() call at every look; this takes eight bytes of
+ * glibc's static TLS reserve instead (docs/provider-guide.md, "Thread-local
+ * storage"; tests/provider_tls.test).
+ */
+static __thread struct rapt_engine *tls_runner
+	__attribute__((tls_model("initial-exec")));
 
 uint64_t rapt_now_ns(void)
 {
