@@ -35,13 +35,16 @@ count() {
 	n=$(sed -n 's/^# ERROR: *//p' "$log"); tfail=$((tfail + ${n:-0}))
 	n=$(sed -n 's/^# SKIP: *//p' "$log"); tskip=$((tskip + ${n:-0}))
 }
+# run NAME CMD...: one stage; the summary says how long it took, so that
+# the budget (.ci/run: about 40 minutes on a fresh machine) can be read
+# off any run
 run() {
-	local name=$1; shift
+	local name=$1 t0=$SECONDS; shift
 	echo "=== $name"
 	if "$@"; then
-		summary+=("PASS $name")
+		summary+=("PASS $name ($((SECONDS - t0)) s)")
 	else
-		summary+=("FAIL $name")
+		summary+=("FAIL $name ($((SECONDS - t0)) s)")
 	fi
 }
 check_in() {
@@ -126,6 +129,7 @@ run "VM suite: siw interop, iwarp conformance, foreign peers, perf, ib on rxe (q
 
 echo
 printf '%s\n' "${summary[@]}"
+echo "time: ${SECONDS} s in all, the installs of tests/ci/deps.sh included"
 fail=$(printf '%s\n' "${summary[@]}" | grep -c '^FAIL' || true)
 # A failed stage that ran no automake test (a build error) still counts.
 [ "$fail" -gt 0 ] && [ "$tfail" -eq 0 ] && tfail=$fail
