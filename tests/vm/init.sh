@@ -158,7 +158,7 @@ wait_for() {
 # reap PID SECS: wait for PID's exit (SECS at most; then it is killed);
 # its exit status, 124 if it had to be killed.
 reap() {
-	local n=0
+	local n=0 t
 	while kill -0 "$1" 2>/dev/null && [ $n -lt $(($2 * 10)) ]; do
 		sleep 0.1
 		n=$((n + 1))

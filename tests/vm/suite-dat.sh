@@ -186,12 +186,16 @@ dat_pair_run() {
 	wait_for $sl "$ready" $spid
 	timeout $t env DAT_OVERRIDE=$conf $cli > $cl 2>&1
 	rc=$?
-	reap $spid 60 > /dev/null
-	cat $sl >> $cl
-	# busybox's timeout: the program itself is killed (SIGTERM, 143)
-	case $rc in 124|143)
-		echo "FAIL: the client was still running after $t s" >> $cl ;;
+	# busybox's timeout: the program itself is killed (SIGTERM, 143);
+	# its server then waits for nothing more
+	case $rc in
+	124|143)
+		echo "FAIL: the client was still running after $t s" >> $cl
+		reap $spid 1 > /dev/null ;;
+	*)
+		reap $spid 60 > /dev/null ;;
 	esac
+	cat $sl >> $cl
 	return 0
 }
 
