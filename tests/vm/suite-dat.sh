@@ -232,14 +232,24 @@ dat_transport() {
 }
 
 DAT_ROUNDS=5
+# dtestcm's server takes its first connection events for the
+# ESTABLISHED ones whatever their type, so a client's DISCONNECTED that
+# overtakes the last ESTABLISHED (events of different connections have no
+# order) makes it free an EP twice: this line, with either provider
+# (docs/dat-compat.md, "dtestcm's own race").  The client's figure is
+# sound all the same: a round keeps it.  (Round 1's test stays strict.)
+DAT_RACE='disconnect_eps: DAT_INVALID_HANDLE'
 
 # dat_round_keep NAME PROV LOG OK KEY: the figure of one run of a later
 # round (/tmp/NAME.PROV.v); rapt's run failing is said and counted
 # (DAT_ROUND_RC), uDAPL's only left out
 dat_round_keep() {
 	local name=$1 prov=$2 log=$3 ok=$4 key=$5 fig=
-	if grep -q "$ok" "$log" && ! grep -Eq "$DAT_BAD" "$log"; then
+	if grep -q "$ok" "$log" && ! grep -v "$DAT_RACE" "$log" |
+	   grep -Eq "$DAT_BAD"; then
 		fig=$(dat_figure "$log" "$key")
+		grep -q "$DAT_RACE" "$log" &&
+			info "$name: round $DAT_ROUND, $prov: dtestcm's own race (\"$DAT_RACE\"); the client's figure kept"
 	fi
 	if [ -n "$fig" ]; then
 		echo "$fig" >> /tmp/$name.$prov.v
