@@ -128,27 +128,20 @@ dat_tt() {
 # dat_dapltest TR PROV SIA CIA SADDR READY [SERVER-PREFIX]: one -T S
 # server, -T T and -T P clients, -T Q
 dat_dapltest() {
-	local tr=$1 prov=$2 sia=$3 cia=$4 addr=$5 ready=$6 in=$7 spid c
+	local tr=$1 prov=$2 sia=$3 cia=$4 addr=$5 ready=$6 in=$7 spid c t
 	export RAPT_DAT2_DEBUG=1	# rapt's detail behind each DAT error
 	dat_server $tr $prov "$sia" $addr $ready "$in"
 	spid=$DAT_SPID
 	c="$DAT_C -D $cia"
 	dat_tt $tr $prov "$c" 1000
-	DAT_T0=$(now)
-	timeout 120 dapltest -T P $c -i 2000 -m p RW 4096 2 \
-		> /tmp/t.$prov.log 2>&1
-	dat_judge dat_${tr}_P_rw $prov /tmp/t.$prov.log 'Operation Throughput' \
-		'Operation Throughput'
-	DAT_T0=$(now)
-	timeout 120 dapltest -T P $c -i 2000 -m b RR 4096 2 \
-		> /tmp/t.$prov.log 2>&1
-	dat_judge dat_${tr}_P_rr $prov /tmp/t.$prov.log 'Operation Throughput' \
-		'Operation Throughput'
-	DAT_T0=$(now)
-	timeout 120 dapltest -T P $c -i 2000 -m b RR 8192 1 \
-		> /tmp/t.$prov.log 2>&1
-	dat_judge dat_${tr}_P_rr1 $prov /tmp/t.$prov.log \
-		'Operation Throughput' 'Operation Throughput'
+	for t in P_rw P_rr P_rr1; do
+		DAT_T0=$(now)
+		# shellcheck disable=SC2086
+		timeout 120 dapltest -T P $c -i 2000 $(dat_p_args $t) \
+			> /tmp/t.$prov.log 2>&1
+		dat_judge dat_${tr}_$t $prov /tmp/t.$prov.log \
+			'Operation Throughput' 'Operation Throughput'
+	done
 	timeout 30 dapltest -T Q $c > /tmp/t.$prov.log 2>&1
 	reap $spid 30 > /dev/null
 	unset RAPT_DAT2_DEBUG
@@ -290,7 +283,8 @@ dat_round_one() {
 		'ALL 30 CONNECTED on Server' 'CPS'
 }
 
-# dat_p_args TEST: dapltest -T P's arguments of P_rw, P_rr or P_rr1
+# dat_p_args TEST: dapltest -T P's arguments of P_rw, P_rr or P_rr1, for
+# round 1 (dat_dapltest) and the later rounds alike
 dat_p_args() {
 	case $1 in
 	P_rw) echo "-m p RW 4096 2" ;;
