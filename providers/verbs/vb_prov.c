@@ -29,6 +29,7 @@ const struct rapt_prov_ops vb_prov_ops = {
 	.ep_connect = vb_ep_connect,
 	.ep_disconnect = vb_ep_disconnect,
 	.ep_reset = vb_ep_reset,
+	.ep_set_peer_timeout = vb_ep_set_peer_timeout,
 	.ep_get_status = vb_ep_get_status,
 	.post_recv = vb_post_recv,
 	.post_send = vb_post_send,

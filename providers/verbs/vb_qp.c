@@ -143,6 +143,7 @@ void vb_ep_report_up(struct vb_ep *ep, const void *pdata, size_t len)
 		memcpy(&ce.remote_addr, sa, rapt_sockaddr_len(sa));
 	}
 	ep->state = VB_EP_UP;
+	vb_ka_start(ep);
 	rapt_prov_ep_event(ep->cep, &ce);
 	held_release(ep, false);
 	atomic_store(&ep->direct, true);
@@ -962,6 +963,7 @@ void vb_ep_shutdown(struct vb_ep *ep, const struct rapt_prov_conn_event *ce)
 	}
 	ep->teardown = true;
 	vb_ep_timer(ep, VB_TMR_NONE, 0);
+	vb_ka_stop(ep);
 	was_up = ep->state == VB_EP_UP || ep->state == VB_EP_CLOSING;
 	held_release(ep, !was_up);
 	atomic_store(&ep->direct, true);
@@ -1026,14 +1028,16 @@ int vb_qp_to_init(struct vb_ep *ep, struct ibv_qp_attr *qa, int mask)
 /*
  * Send-queue entries for @a's max_send operations: a read into more SGEs
  * than the device reads into at once is split (vb_post_read()), one
- * entry per part, and the RTR takes one.  Within the device's max_qp_wr.
+ * entry per part, and the provider's own writes take two: the RTR or a
+ * mark (vb_ep_sends_mark()), and the peer timeout's probe
+ * (vb_keepalive.c).  Within the device's max_qp_wr.
  */
 static uint32_t sq_entries(const struct vb_ep *ep,
 			   const struct rapt_ep_attr *a)
 {
 	uint32_t per = read_sge_max(ep);
 	uint32_t sge = a->max_send_sge ? a->max_send_sge : 1;
-	uint64_t n = (uint64_t)a->max_send * ((sge + per - 1) / per) + 1;
+	uint64_t n = (uint64_t)a->max_send * ((sge + per - 1) / per) + 2;
 	uint64_t dev = ep->ia->dattr.max_qp_wr > 0 ?
 		       (uint64_t)ep->ia->dattr.max_qp_wr : n;
 
@@ -1164,6 +1168,7 @@ int vb_ep_create(void *pia, void *ppz, struct rapt_core_ep *cep,
 	rapt_lock_init(&ep->sq_lock);
 	rapt_lock_init(&ep->rq_lock);
 	rapt_timer_init(&ep->timer, vb_ep_timer_fire);
+	vb_ka_init(ep);
 	ret = rings_alloc(ep);
 	if (!ret)
 		ret = ctl_alloc(ep);
@@ -1195,6 +1200,7 @@ static void ep_free_call(void *arg)
 	ep->freeing = true;
 	pthread_mutex_unlock(&ep->lock);
 	vb_ep_shutdown(ep, NULL);
+	vb_ka_stop(ep);
 	if (ep->id)
 		ep->id->context = NULL;
 }
@@ -1380,6 +1386,7 @@ int vb_ep_reset(void *pep)
 	rapt_unlock(&ep->sq_lock);
 	if (!ret) {
 		vb_ep_timer(ep, VB_TMR_NONE, 0);
+		vb_ka_stop(ep);
 		ep->state = VB_EP_IDLE;
 		atomic_store(&ep->direct, false);
 		ep->teardown = false;

@@ -11,12 +11,18 @@
  * provider asks the kernel about the socket itself, the way ss(8) does:
  * one NETLINK_SOCK_DIAG request for the connection's exact 4-tuple, on a
  * socket the IA keeps open (two system calls a question, not five).
+ *
+ * The same question with TCP_INFO attached tells the peer timeout
+ * (vb_keepalive.c) when the peer's host last answered: TCP's own
+ * acknowledgements are the proof of life on iWARP, where a send's
+ * completion is not (siw completes it once TCP has the bytes).
  */
 #include "config.h"
 
 #include <errno.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -49,16 +55,43 @@ static void diag_addr(const struct sockaddr *sa, __be16 *port, __be32 *a)
  * question timed out is told from the next question's. */
 static _Atomic uint32_t diag_seq;
 
-/* Read the answer to question @seq: the socket's state, or -1 if there is
- * none. */
-static int diag_answer(int fd, uint32_t seq)
+/* What one answer says. */
+struct diag_res {
+	int state;		/* TCP_*, or -1: no such socket */
+	bool info;		/* @ti was filled */
+	struct tcp_info ti;
+};
+
+/* The TCP_INFO attribute of answer @m (@len bytes in all), if any. */
+static void diag_info(const struct nlmsghdr *h, const struct inet_diag_msg *m,
+		      struct diag_res *res)
+{
+	const struct rtattr *a = (const struct rtattr *)(m + 1);
+	int len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(sizeof(*m));
+	size_t n;
+
+	for (; RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+		if (a->rta_type != INET_DIAG_INFO)
+			continue;
+		n = RTA_PAYLOAD(a);
+		memset(&res->ti, 0, sizeof(res->ti));
+		memcpy(&res->ti, RTA_DATA(a),
+		       n < sizeof(res->ti) ? n : sizeof(res->ti));
+		res->info = true;
+		return;
+	}
+}
+
+/* Read the answer to question @seq into @res: 0, or -2 if the kernel
+ * cannot say. */
+static int diag_answer(int fd, uint32_t seq, struct diag_res *res)
 {
 	char buf[8192];
 	struct nlmsghdr *h;
-	struct inet_diag_msg *m;
 	ssize_t n;
-	int state = -1;
 
+	res->state = -1;
+	res->info = false;
 	for (;;) {
 		n = recv(fd, buf, sizeof(buf), 0);
 		if (n < 0)
@@ -68,19 +101,20 @@ static int diag_answer(int fd, uint32_t seq)
 			if (h->nlmsg_seq != seq)
 				continue;	/* a late answer to an earlier one */
 			if (h->nlmsg_type == NLMSG_DONE)
-				return state;
+				return 0;
 			if (h->nlmsg_type == NLMSG_ERROR) {
 				/* ENOENT: no such socket */
 				struct nlmsgerr *e = NLMSG_DATA(h);
 
-				return e->error == -ENOENT ? -1 : -2;
+				return e->error == -ENOENT ? 0 : -2;
 			}
 			if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY)
 				continue;
-			m = NLMSG_DATA(h);
-			state = m->idiag_state;
+			res->state = ((struct inet_diag_msg *)NLMSG_DATA(h))->
+				     idiag_state;
+			diag_info(h, NLMSG_DATA(h), res);
 			/* A request for one 4-tuple gets one answer. */
-			return state;
+			return 0;
 		}
 	}
 }
@@ -101,19 +135,10 @@ int vb_tcp_diag_open(void)
 	return fd;
 }
 
-/**
- * vb_tcp_state - the TCP state of the connection @local <-> @remote
- * @fd: from vb_tcp_diag_open(), used by one thread at a time
- * @local: this side's address and port
- * @remote: the peer's
- * @ifindex: the interface (sockets bound to one are found only with it)
- *
- * Return: the state (TCP_ESTABLISHED, TCP_CLOSE_WAIT...), -1 if this
- * machine has no such connection, -2 if the kernel cannot say (no
- * sock_diag: the caller then assumes the connection is there).
- */
-int vb_tcp_state(int fd, const struct sockaddr *local,
-		 const struct sockaddr *remote, unsigned int ifindex)
+/* One question about @local <-> @remote; @info: ask for TCP_INFO too. */
+static int diag_ask(int fd, const struct sockaddr *local,
+		    const struct sockaddr *remote, unsigned int ifindex,
+		    bool info, struct diag_res *res)
 {
 	struct {
 		struct nlmsghdr nlh;
@@ -134,6 +159,8 @@ int vb_tcp_state(int fd, const struct sockaddr *local,
 	req.r.sdiag_family = (__u8)local->sa_family;
 	req.r.sdiag_protocol = IPPROTO_TCP;
 	req.r.idiag_states = ~0u;
+	if (info)
+		req.r.idiag_ext = 1u << (INET_DIAG_INFO - 1);
 	diag_addr(local, &req.r.id.idiag_sport, req.r.id.idiag_src);
 	diag_addr(remote, &req.r.id.idiag_dport, req.r.id.idiag_dst);
 	req.r.id.idiag_if = ifindex;
@@ -142,7 +169,59 @@ int vb_tcp_state(int fd, const struct sockaddr *local,
 	if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&nl,
 		   sizeof(nl)) < 0)
 		return -2;
-	return diag_answer(fd, seq);
+	return diag_answer(fd, seq, res);
+}
+
+/**
+ * vb_tcp_state - the TCP state of the connection @local <-> @remote
+ * @fd: from vb_tcp_diag_open(), used by one thread at a time
+ * @local: this side's address and port
+ * @remote: the peer's
+ * @ifindex: the interface (sockets bound to one are found only with it)
+ *
+ * Return: the state (TCP_ESTABLISHED, TCP_CLOSE_WAIT...), -1 if this
+ * machine has no such connection, -2 if the kernel cannot say (no
+ * sock_diag: the caller then assumes the connection is there).
+ */
+int vb_tcp_state(int fd, const struct sockaddr *local,
+		 const struct sockaddr *remote, unsigned int ifindex)
+{
+	struct diag_res res;
+	int ret = diag_ask(fd, local, remote, ifindex, false, &res);
+
+	return ret ? ret : res.state;
+}
+
+/**
+ * vb_tcp_heard - how long ago the peer of @local <-> @remote was last
+ * heard from
+ * @fd: from vb_tcp_diag_open(), used by one thread at a time
+ * @local: this side's address and port
+ * @remote: the peer's
+ * @ifindex: the interface
+ * @ms: set to the milliseconds since the connection last received an
+ *      acknowledgement or data (TCP_INFO's tcpi_last_ack_recv and
+ *      tcpi_last_data_recv, the smaller)
+ *
+ * Return: 0, -1 if this machine has no such connection (or it is not
+ * established), -2 if the kernel cannot say.
+ */
+int vb_tcp_heard(int fd, const struct sockaddr *local,
+		 const struct sockaddr *remote, unsigned int ifindex,
+		 uint32_t *ms)
+{
+	struct diag_res res;
+	int ret = diag_ask(fd, local, remote, ifindex, true, &res);
+
+	if (ret)
+		return ret;
+	if (res.state != TCP_ESTABLISHED)
+		return -1;
+	if (!res.info)
+		return -2;
+	*ms = res.ti.tcpi_last_ack_recv < res.ti.tcpi_last_data_recv ?
+	      res.ti.tcpi_last_ack_recv : res.ti.tcpi_last_data_recv;
+	return 0;
 }
 
 /**

@@ -25,6 +25,10 @@
  *               an SRQ receive's completion
  *   vb_cm.c     rdma_cm: connect (the QP by number), listen, requests,
  *               accept/reject, disconnect, the IA's CM event channel
+ *   vb_keepalive.c  the peer timeout: probes of an idle connection, and
+ *               BROKEN when the peer stays silent
+ *   vb_sockdiag.c   an iWARP connection's kernel TCP socket, asked about
+ *               through sock_diag
  *   vb_prov.c   the ops table the providers hand the core
  *
  * Threads: each IA runs a progress engine (providers/util/engine.c) whose
@@ -251,6 +255,9 @@ struct vb_ia {
 	struct sockaddr_storage addr;	/* the device's IP address */
 	unsigned int ifindex;		/* of its network interface */
 	bool tcp_diag;			/* vb_tcp_state() can be believed */
+	/* The device's connections are not the kernel's TCP sockets (an
+	 * offloading RNIC): no peer timeout from here on (vb_keepalive.c) */
+	_Atomic bool ka_blind;
 	int diag_fd;			/* vb_sockdiag.c, asked on the runner;
 					 * -1 without tcp_diag */
 	/* The device completes a receive too short for its message with
@@ -580,6 +587,15 @@ struct vb_ep {
 	uint32_t ird, ord;
 	/* The transport's connection state (iWARP: the RTR). */
 	uint8_t peer_rtr;		/* enum set by the transport hooks */
+	/* The peer timeout (vb_keepalive.c; under lock, the timer's fields
+	 * on the engine's runner). */
+	uint32_t ka_ms;			/* the bound; 0 until one is set */
+	struct rapt_timer ka_timer;
+	uint64_t ka_heard_ns;		/* when the peer last gave a sign */
+	uint32_t ka_rq, ka_sq;		/* the rings' heads at the last look */
+	uint32_t ka_probe;		/* sq_tail after the probe went */
+	bool ka_probing;		/* a probe is outstanding */
+	uint8_t ka_unseen;		/* looks that found no TCP socket */
 	struct vb_ep *conn_next;	/* the connector's queue */
 };
 
@@ -667,6 +683,14 @@ void vb_ep_shutdown(struct vb_ep *ep, const struct rapt_prov_conn_event *ce);
 /* Free what an EP holds once its rdma_cm id is gone. */
 void vb_ep_destroy(struct vb_ep *ep);
 
+/* The ep_set_peer_timeout op, and the probes' start and end
+ * (vb_keepalive.c): start when ESTABLISHED goes out (ep->lock held),
+ * stop at teardown and reset. */
+int vb_ep_set_peer_timeout(void *pep, uint32_t timeout_ms);
+void vb_ka_init(struct vb_ep *ep);
+void vb_ka_start(struct vb_ep *ep);
+void vb_ka_stop(struct vb_ep *ep);
+
 /* Whether the send ring is empty (graceful disconnect). */
 int vb_ep_sends_mark(struct vb_ep *ep);
 bool vb_ep_sends_done(struct vb_ep *ep);
@@ -707,6 +731,9 @@ int vb_tcp_diag_open(void);
 int vb_tcp_state(int fd, const struct sockaddr *local,
 		 const struct sockaddr *remote, unsigned int ifindex);
 bool vb_tcp_diag_works(int diag);
+int vb_tcp_heard(int fd, const struct sockaddr *local,
+		 const struct sockaddr *remote, unsigned int ifindex,
+		 uint32_t *ms);
 
 int vb_cm_start(struct vb_ia *ia);
 void vb_cm_stop(struct vb_ia *ia);
