@@ -563,6 +563,7 @@ int64_t conf_now_us(void);
 
 /* netcut.c: cut one connection's link (the silent-peer tests). */
 const char *conf_netcut_why_not(void);
+const char *conf_netcut_ep_why_not(struct conf_ctx *c, struct rapt_ep *ep);
 int conf_netcut(struct conf_ctx *c, struct rapt_ep *ep);
 void conf_netcut_undo(void);
 void conf_sleep_ms(unsigned int ms);

@@ -597,6 +597,25 @@ static int silent_bound(struct conf_ctx *c, struct rapt_ep *ep)
 	return 0;
 }
 
+/* Whether this connection can be cut (the active role looks at its EP
+ * and tells): 0 to go on, -1 skipped. */
+static int silent_can_cut(struct conf_ctx *c, struct conf_ep_set *s,
+			  bool active)
+{
+	const char *why = active ? conf_netcut_ep_why_not(c, s->ep) : NULL;
+	uint64_t ok = why == NULL;
+
+	if (active ? conf_send_u64(c, "can-cut-ep", ok) :
+		     conf_recv_u64(c, "can-cut-ep", &ok))
+		return -1;
+	if (!ok) {
+		conf_skip(c, "%s", why ? why :
+			  "the active role cannot cut this connection");
+		return -1;
+	}
+	return 0;
+}
+
 /* The end of a silent peer, within the bound (and some slack). */
 static void silent_end(struct conf_ctx *c, struct conf_ep_set *s,
 		       int64_t t0)
@@ -629,6 +648,7 @@ static void silent_active(struct conf_ctx *c, bool busy)
 	TRY(silent_agree(c, true));
 	TRY(conf_pair_active(c, &s, NULL, 1, 64));
 	TRY(silent_bound(c, s.ep));
+	TRY(silent_can_cut(c, &s, true));
 	TRY(conf_netcut(c, s.ep));
 	t0 = conf_now_us();
 	TRY(conf_barrier(c, "cut"));
@@ -652,6 +672,7 @@ static void silent_passive(struct conf_ctx *c)
 	TRY(silent_agree(c, false));
 	TRY(conf_pair_passive(c, &s, NULL, 1, 64));	/* nothing arrives */
 	TRY(silent_bound(c, s.ep));
+	TRY(silent_can_cut(c, &s, false));
 	TRY(conf_barrier(c, "cut"));
 	t0 = conf_now_us();
 	silent_end(c, &s, t0);
@@ -668,6 +689,83 @@ static void t_silent_idle(struct conf_ctx *c)
 static void t_silent_busy(struct conf_ctx *c)
 {
 	silent_active(c, true);
+}
+
+/*
+ * A live peer that sends nothing is not silent: with the shortest bound
+ * on both sides, an idle connection outlives it four times over (the
+ * transport's keepalive or the provider's probes are answered), and then
+ * still carries a message.  Needs no cut, so it runs everywhere the
+ * bound exists.
+ */
+#define ALIVE_IDLE_MS	(4 * RAPT_PEER_TIMEOUT_MIN_MS)
+
+/* Both roles set the bound and agree that both could: 0 to go on. */
+static int alive_bound(struct conf_ctx *c, struct rapt_ep *ep, bool active)
+{
+	int rc = rapt_ep_set_peer_timeout(ep, RAPT_PEER_TIMEOUT_MIN_MS);
+	uint64_t mine = rc == 0, theirs = 0;
+
+	if (rc && rc != RAPT_ENOTSUP && !EXPECT_OK(rc))
+		mine = 0;
+	if (active ? conf_send_u64(c, "alive-bound", mine) ||
+		     conf_recv_u64(c, "alive-bound", &theirs) :
+		     conf_recv_u64(c, "alive-bound", &theirs) ||
+		     conf_send_u64(c, "alive-bound", mine))
+		return -1;
+	if (conf_failed(c))
+		return -1;
+	if (!mine || !theirs) {
+		conf_skip(c, "%s provider has no peer timeout (RAPT_ENOTSUP)",
+			  mine ? "the peer's" : "this");
+		return -1;
+	}
+	return 0;
+}
+
+/* Idle for ALIVE_IDLE_MS: no event may come. */
+static int alive_idle(struct conf_ctx *c, struct conf_ep_set *s)
+{
+	struct rapt_event ev;
+	int64_t t0 = conf_now_us();
+	int rc = conf_wait(c, s->conn_evd, ALIVE_IDLE_MS, &ev);
+
+	if (!EXPECT_MSG(rc == RAPT_ETIMEDOUT,
+			"a live idle peer: %s after %lld ms (bound %u ms)",
+			rc == 0 ? rapt_event_name(ev.type) : "the wait failed",
+			(long long)(conf_now_us() - t0) / 1000,
+			RAPT_PEER_TIMEOUT_MIN_MS))
+		return -1;
+	return conf_barrier(c, "idle");
+}
+
+static void alive_active(struct conf_ctx *c)
+{
+	struct conf_ep_set s;
+
+	TRY(conf_pair_active(c, &s, NULL, 1, 64));
+	TRY(alive_bound(c, s.ep, true));
+	TRY(alive_idle(c, &s));
+	EXPECT_STATE(s.ep, RAPT_EP_CONNECTED);
+	TRY(conf_send_msg(c, &s, 0, 64, 1));
+	TRY(conf_barrier(c, "sent"));
+out:
+	return;
+}
+
+static void alive_passive(struct conf_ctx *c)
+{
+	struct conf_ep_set s;
+	struct rapt_event ev;
+
+	TRY(conf_pair_passive(c, &s, NULL, 1, 64));
+	TRY(alive_bound(c, s.ep, false));
+	TRY(alive_idle(c, &s));
+	REQUIRE_DTO(s.recv_evd, RAPT_OP_RECV, RAPT_DTO_SUCCESS, 0, &ev);
+	EXPECT_STATE(s.ep, RAPT_EP_CONNECTED);
+	TRY(conf_barrier(c, "sent"));
+out:
+	return;
 }
 
 static const struct conf_test disconnect_tests[] = {
@@ -689,6 +787,8 @@ static const struct conf_test disconnect_tests[] = {
 	  t_silent_idle, silent_passive },
 	{ "peer_silent_busy", "a connection with sends in flight whose link is cut ends BROKEN or DISCONNECTED within the peer timeout",
 	  t_silent_busy, silent_passive },
+	{ "peer_alive_idle", "an idle connection to a live peer outlives its peer timeout four times over, and still carries a message",
+	  alive_active, alive_passive },
 };
 
 CONF_SUITE(conf_suite_disconnect, "disconnect", "graceful, abrupt, peer death",
