@@ -19,8 +19,10 @@ CONF_PORT=47391
 CONF_TEST_TIMEOUT=60
 # where the fault tests connect (a suite sets the blackhole its IA routes)
 CONF_BLACKHOLE=$BLACKHOLE_ADDR
+# --netcut: the VM is the suite's own machine, its firewall ours to change
+# (the silent-peer tests drop one connection's packets with nft).
 conf_common() {
-	echo "--unreachable-addr $UNREACHABLE_ADDR --blackhole-addr $CONF_BLACKHOLE --timeout-scale 4 --test-timeout $CONF_TEST_TIMEOUT"
+	echo "--unreachable-addr $UNREACHABLE_ADDR --blackhole-addr $CONF_BLACKHOLE --timeout-scale 4 --test-timeout $CONF_TEST_TIMEOUT --netcut"
 }
 
 # conf_report NAME LOG RC T0: one result line for a whole run, with its
