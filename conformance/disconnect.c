@@ -695,10 +695,13 @@ static void t_silent_busy(struct conf_ctx *c)
  * A live peer that sends nothing is not silent: with the shortest bound
  * on both sides, an idle connection outlives it four times over (the
  * transport's keepalive or the provider's probes are answered), and then
- * still carries a message.  Needs no cut, so it runs everywhere the
- * bound exists.
+ * still carries a message.  The bound is set after the connection has
+ * been idle for longer than it (under the default bound): the peer must
+ * get the chance to answer before the new bound may end anything.
+ * Needs no cut, so it runs everywhere the bound exists.
  */
 #define ALIVE_IDLE_MS	(4 * RAPT_PEER_TIMEOUT_MIN_MS)
+#define ALIVE_BEFORE_MS	(3 * RAPT_PEER_TIMEOUT_MIN_MS / 2)
 
 /* Both roles set the bound and agree that both could: 0 to go on. */
 static int alive_bound(struct conf_ctx *c, struct rapt_ep *ep, bool active)
@@ -723,20 +726,20 @@ static int alive_bound(struct conf_ctx *c, struct rapt_ep *ep, bool active)
 	return 0;
 }
 
-/* Idle for ALIVE_IDLE_MS: no event may come. */
-static int alive_idle(struct conf_ctx *c, struct conf_ep_set *s)
+/* Idle for @ms: no event may come. */
+static int alive_idle(struct conf_ctx *c, struct conf_ep_set *s, int ms,
+		      const char *tag)
 {
 	struct rapt_event ev;
 	int64_t t0 = conf_now_us();
-	int rc = conf_wait(c, s->conn_evd, ALIVE_IDLE_MS, &ev);
+	int rc = conf_wait(c, s->conn_evd, ms, &ev);
 
 	if (!EXPECT_MSG(rc == RAPT_ETIMEDOUT,
-			"a live idle peer: %s after %lld ms (bound %u ms)",
+			"a live idle peer (%s): %s after %lld ms", tag,
 			rc == 0 ? rapt_event_name(ev.type) : "the wait failed",
-			(long long)(conf_now_us() - t0) / 1000,
-			RAPT_PEER_TIMEOUT_MIN_MS))
+			(long long)(conf_now_us() - t0) / 1000))
 		return -1;
-	return conf_barrier(c, "idle");
+	return conf_barrier(c, tag);
 }
 
 static void alive_active(struct conf_ctx *c)
@@ -744,8 +747,9 @@ static void alive_active(struct conf_ctx *c)
 	struct conf_ep_set s;
 
 	TRY(conf_pair_active(c, &s, NULL, 1, 64));
+	TRY(alive_idle(c, &s, ALIVE_BEFORE_MS, "the default bound"));
 	TRY(alive_bound(c, s.ep, true));
-	TRY(alive_idle(c, &s));
+	TRY(alive_idle(c, &s, ALIVE_IDLE_MS, "a bound of 1 s"));
 	EXPECT_STATE(s.ep, RAPT_EP_CONNECTED);
 	TRY(conf_send_msg(c, &s, 0, 64, 1));
 	TRY(conf_barrier(c, "sent"));
@@ -759,8 +763,9 @@ static void alive_passive(struct conf_ctx *c)
 	struct rapt_event ev;
 
 	TRY(conf_pair_passive(c, &s, NULL, 1, 64));
+	TRY(alive_idle(c, &s, ALIVE_BEFORE_MS, "the default bound"));
 	TRY(alive_bound(c, s.ep, false));
-	TRY(alive_idle(c, &s));
+	TRY(alive_idle(c, &s, ALIVE_IDLE_MS, "a bound of 1 s"));
 	REQUIRE_DTO(s.recv_evd, RAPT_OP_RECV, RAPT_DTO_SUCCESS, 0, &ev);
 	EXPECT_STATE(s.ep, RAPT_EP_CONNECTED);
 	TRY(conf_barrier(c, "sent"));
@@ -787,7 +792,7 @@ static const struct conf_test disconnect_tests[] = {
 	  t_silent_idle, silent_passive },
 	{ "peer_silent_busy", "a connection with sends in flight whose link is cut ends BROKEN or DISCONNECTED within the peer timeout",
 	  t_silent_busy, silent_passive },
-	{ "peer_alive_idle", "an idle connection to a live peer outlives its peer timeout four times over, and still carries a message",
+	{ "peer_alive_idle", "an idle connection to a live peer outlives its peer timeout four times over, set after a longer idle spell, and still carries a message",
 	  alive_active, alive_passive },
 };
 

@@ -22,7 +22,8 @@
  * vb_ep_sends_mark(), which no responder acts on), signalled and never
  * reported.  On IB the responder's acknowledgement completes it; on
  * iWARP the peer's TCP acknowledges its bytes.  A peer silent for the
- * whole bound ends the connection: RAPT_EV_BROKEN with prov_status
+ * whole bound, and asked (a probe went after its last sign, a look
+ * ago), ends the connection: RAPT_EV_BROKEN with prov_status
  * -ETIMEDOUT, after every outstanding work request completed FLUSHED
  * (vb_ep_shutdown()), as a fatal completion error would.
  *
@@ -88,6 +89,7 @@ void vb_ka_start(struct vb_ep *ep)
 		ep->ka_rq = ka_load32(&ep->rq_head);
 		ep->ka_sq = ka_load32(&ep->sq_head);
 		ep->ka_probing = false;
+		ep->ka_asked_ns = 0;
 		ep->ka_unseen = 0;
 	}
 	rapt_timer_arm(ep->ia->eng, &ep->ka_timer, ka_tick_ns(ep));
@@ -186,6 +188,19 @@ static void ka_break(struct vb_ep *ep, uint64_t silent_ns)
 	vb_cm_hangup(ep);
 }
 
+/*
+ * Whether the peer was asked and had a look's time to answer: a probe
+ * went after its last sign, at least a tick ago (ep->lock held).  The
+ * silence alone is not enough: after a longer bound was cut short on an
+ * idle connection, or after the engine could not look for a while (a
+ * stopped process, a suspended machine), no probe may have gone yet.
+ */
+static bool ka_asked(const struct vb_ep *ep, uint64_t now)
+{
+	return (int64_t)(ep->ka_asked_ns - ep->ka_heard_ns) > 0 &&
+	       now - ep->ka_asked_ns >= ka_tick_ns(ep);
+}
+
 /* Signs in the rings since the last look (ep->lock held). */
 static void ka_rings(struct vb_ep *ep, uint64_t now)
 {
@@ -206,6 +221,7 @@ static void ka_fire(struct rapt_timer *t)
 	struct vb_ep *ep = rapt_container_of(t, struct vb_ep, ka_timer);
 	uint64_t now, silent;
 	bool probe;
+	int ret;
 
 	if (rapt_timer_armed(ep->ia->eng, t))
 		return;		/* re-armed meanwhile */
@@ -216,12 +232,14 @@ static void ka_fire(struct rapt_timer *t)
 	}
 	now = rapt_now_ns();
 	ka_rings(ep, now);
-	if (vb_tp->tcp_wire && !ka_tcp_heard(ep, now)) {
+	/* The kernel is asked only when the rings showed nothing. */
+	if (vb_tp->tcp_wire && ep->ka_heard_ns != now &&
+	    !ka_tcp_heard(ep, now)) {
 		pthread_mutex_unlock(&ep->lock);
 		return;
 	}
 	silent = now - ep->ka_heard_ns;
-	if (silent >= ka_bound_ns(ep)) {
+	if (silent >= ka_bound_ns(ep) && ka_asked(ep, now)) {
 		/* Completions a parked CQ still holds are signs too: poll
 		 * (poll locks before ep->lock), then judge again. */
 		pthread_mutex_unlock(&ep->lock);
@@ -237,7 +255,7 @@ static void ka_fire(struct rapt_timer *t)
 		ka_rings(ep, now);
 		silent = now - ep->ka_heard_ns;
 	}
-	if (silent >= ka_bound_ns(ep)) {
+	if (silent >= ka_bound_ns(ep) && ka_asked(ep, now)) {
 		pthread_mutex_unlock(&ep->lock);
 		ka_break(ep, silent);
 		return;
@@ -247,14 +265,17 @@ static void ka_fire(struct rapt_timer *t)
 	pthread_mutex_unlock(&ep->lock);
 
 	/* Posted without ep->lock: a full ring polls the CQ, whose poll
-	 * lock comes first. */
-	if (probe && !vb_ep_post_internal_write(ep, 0, 1, 0)) {
-		pthread_mutex_lock(&ep->lock);
+	 * lock comes first.  A ring full of work the peer has not answered
+	 * asks it as well as a probe would. */
+	ret = probe ? vb_ep_post_internal_write(ep, 0, 1, 0) : RAPT_ESTATE;
+	pthread_mutex_lock(&ep->lock);
+	if (ret == 0) {
 		ep->ka_probing = true;
 		ep->ka_probe = ka_load32(&ep->sq_tail);
-		pthread_mutex_unlock(&ep->lock);
 	}
-	pthread_mutex_lock(&ep->lock);
+	if ((ret == 0 || ret == RAPT_ENOSPC) &&
+	    (int64_t)(ep->ka_asked_ns - ep->ka_heard_ns) <= 0)
+		ep->ka_asked_ns = now;
 	if (ep->state == VB_EP_UP && !ep->teardown && ep->ka_ms &&
 	    !rapt_timer_armed(ep->ia->eng, t))
 		rapt_timer_arm(ep->ia->eng, t, ka_tick_ns(ep));

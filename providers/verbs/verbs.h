@@ -594,6 +594,7 @@ struct vb_ep {
 	uint64_t ka_heard_ns;		/* when the peer last gave a sign */
 	uint32_t ka_rq, ka_sq;		/* the rings' heads at the last look */
 	uint32_t ka_probe;		/* sq_tail after the probe went */
+	uint64_t ka_asked_ns;		/* the first probe after the last sign */
 	bool ka_probing;		/* a probe is outstanding */
 	uint8_t ka_unseen;		/* looks that found no TCP socket */
 	struct vb_ep *conn_next;	/* the connector's queue */
