@@ -581,20 +581,29 @@ static int silent_agree(struct conf_ctx *c, bool active)
 	return 0;
 }
 
+/* Set a bound of @bound ms on @ep and read it back: 0, 1 if the
+ * provider has none (RAPT_ENOTSUP), -1 on a failure (recorded). */
+static int peer_bound(struct conf_ctx *c, struct rapt_ep *ep, uint32_t bound)
+{
+	uint32_t ms = 0;
+	int rc = rapt_ep_set_peer_timeout(ep, bound);
+
+	if (rc == RAPT_ENOTSUP)
+		return 1;
+	if (!EXPECT_OK(rc) || !EXPECT_OK(rapt_ep_get_peer_timeout(ep, &ms)) ||
+	    !EXPECT_EQ(ms, bound))
+		return -1;
+	return 0;
+}
+
 /* Set the bound on @ep; 0, or -1 (skipped: the provider has none). */
 static int silent_bound(struct conf_ctx *c, struct rapt_ep *ep)
 {
-	uint32_t ms = 0;
-	int rc = rapt_ep_set_peer_timeout(ep, SILENT_BOUND_MS);
+	int rc = peer_bound(c, ep, SILENT_BOUND_MS);
 
-	if (rc == RAPT_ENOTSUP) {
+	if (rc == 1)
 		conf_skip(c, "the provider has no peer timeout (RAPT_ENOTSUP)");
-		return -1;
-	}
-	if (!EXPECT_OK(rc) || !EXPECT_OK(rapt_ep_get_peer_timeout(ep, &ms)) ||
-	    !EXPECT_EQ(ms, SILENT_BOUND_MS))
-		return -1;
-	return 0;
+	return rc ? -1 : 0;
 }
 
 /* Whether this connection can be cut (the active role looks at its EP
@@ -706,11 +715,9 @@ static void t_silent_busy(struct conf_ctx *c)
 /* Both roles set the bound and agree that both could: 0 to go on. */
 static int alive_bound(struct conf_ctx *c, struct rapt_ep *ep, bool active)
 {
-	int rc = rapt_ep_set_peer_timeout(ep, RAPT_PEER_TIMEOUT_MIN_MS);
+	int rc = peer_bound(c, ep, RAPT_PEER_TIMEOUT_MIN_MS);
 	uint64_t mine = rc == 0, theirs = 0;
 
-	if (rc && rc != RAPT_ENOTSUP && !EXPECT_OK(rc))
-		mine = 0;
 	if (active ? conf_send_u64(c, "alive-bound", mine) ||
 		     conf_recv_u64(c, "alive-bound", &theirs) :
 		     conf_recv_u64(c, "alive-bound", &theirs) ||

@@ -44,7 +44,6 @@
 
 #include <errno.h>
 #include <stdatomic.h>
-#include <string.h>
 
 #include "verbs.h"
 
@@ -91,6 +90,7 @@ void vb_ka_start(struct vb_ep *ep)
 		ep->ka_probing = false;
 		ep->ka_asked_ns = 0;
 		ep->ka_unseen = 0;
+		ep->ka_sock_seen = false;
 	}
 	rapt_timer_arm(ep->ia->eng, &ep->ka_timer, ka_tick_ns(ep));
 }
@@ -137,8 +137,9 @@ int vb_ep_set_peer_timeout(void *pep, uint32_t timeout_ms)
 
 /*
  * iWARP: when the connection's TCP socket last heard from the peer, into
- * ep->ka_heard_ns.  False when the look must stop (no such socket, again
- * and again: an RNIC's own connection).
+ * ep->ka_heard_ns.  False when the look must stop: the kernel never had
+ * the socket (an RNIC's own connection).  One that was there and is gone
+ * is closing, and rdma_cm's event is on its way.
  */
 static bool ka_tcp_heard(struct vb_ep *ep, uint64_t now)
 {
@@ -152,18 +153,15 @@ static bool ka_tcp_heard(struct vb_ep *ep, uint64_t now)
 	ret = vb_tcp_heard(ia->diag_fd, rdma_get_local_addr(ep->id),
 			   rdma_get_peer_addr(ep->id), ia->ifindex, &ms);
 	if (ret == 0) {
-		ep->ka_unseen = 0;
+		ep->ka_sock_seen = true;
 		heard = now - (uint64_t)ms * 1000000ull;
 		if ((int64_t)(heard - ep->ka_heard_ns) > 0)
 			ep->ka_heard_ns = heard;
 		return true;
 	}
-	if (ret == -2)
-		return true;	/* no answer this time: the next look */
-	/* No established socket: one that is closing (rdma_cm's event is
-	 * on its way), or one the kernel never had. */
-	if (++ep->ka_unseen < VB_KA_UNSEEN_MAX)
-		return true;
+	if (ret == -2 || ep->ka_sock_seen ||
+	    ++ep->ka_unseen < VB_KA_UNSEEN_MAX)
+		return true;	/* the next look */
 	if (!atomic_exchange(&ia->ka_blind, true))
 		vb_warn("%s: the connection of QP %u is no TCP socket of the kernel's (an offloading RNIC?): no peer timeout on this device; its own bound applies",
 			ia->dev, ep->qp->qp_num);
@@ -173,19 +171,10 @@ static bool ka_tcp_heard(struct vb_ep *ep, uint64_t now)
 /* The bound passed in silence: end the connection (engine's runner). */
 static void ka_break(struct vb_ep *ep, uint64_t silent_ns)
 {
-	struct rapt_prov_conn_event ce;
-
 	vb_dbg("%s: QP %u: the peer has been silent for %llu ms (bound %u ms): BROKEN",
 	       ep->ia->dev, ep->qp->qp_num,
 	       (unsigned long long)(silent_ns / 1000000ull), ep->ka_ms);
-	memset(&ce, 0, sizeof(ce));
-	ce.type = RAPT_EV_BROKEN;
-	ce.prov_status = -ETIMEDOUT;
-	pthread_mutex_lock(&ep->lock);
-	ep->broken = true;
-	pthread_mutex_unlock(&ep->lock);
-	vb_ep_shutdown(ep, &ce);
-	vb_cm_hangup(ep);
+	vb_ep_break(ep, -ETIMEDOUT);
 }
 
 /*
@@ -199,6 +188,12 @@ static bool ka_asked(const struct vb_ep *ep, uint64_t now)
 {
 	return (int64_t)(ep->ka_asked_ns - ep->ka_heard_ns) > 0 &&
 	       now - ep->ka_asked_ns >= ka_tick_ns(ep);
+}
+
+/* Whether the peer is silent past the bound, and was asked. */
+static bool ka_over(const struct vb_ep *ep, uint64_t now)
+{
+	return now - ep->ka_heard_ns >= ka_bound_ns(ep) && ka_asked(ep, now);
 }
 
 /* Signs in the rings since the last look (ep->lock held). */
@@ -238,8 +233,7 @@ static void ka_fire(struct rapt_timer *t)
 		pthread_mutex_unlock(&ep->lock);
 		return;
 	}
-	silent = now - ep->ka_heard_ns;
-	if (silent >= ka_bound_ns(ep) && ka_asked(ep, now)) {
+	if (ka_over(ep, now)) {
 		/* Completions a parked CQ still holds are signs too: poll
 		 * (poll locks before ep->lock), then judge again. */
 		pthread_mutex_unlock(&ep->lock);
@@ -253,14 +247,15 @@ static void ka_fire(struct rapt_timer *t)
 			return;
 		}
 		ka_rings(ep, now);
-		silent = now - ep->ka_heard_ns;
-	}
-	if (silent >= ka_bound_ns(ep) && ka_asked(ep, now)) {
-		pthread_mutex_unlock(&ep->lock);
-		ka_break(ep, silent);
-		return;
+		if (ka_over(ep, now)) {
+			silent = now - ep->ka_heard_ns;
+			pthread_mutex_unlock(&ep->lock);
+			ka_break(ep, silent);
+			return;
+		}
 	}
 	/* Nothing heard since the last look: ask. */
+	silent = now - ep->ka_heard_ns;
 	probe = silent >= ka_tick_ns(ep) / 2 && !ep->ka_probing;
 	pthread_mutex_unlock(&ep->lock);
 

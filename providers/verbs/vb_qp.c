@@ -370,10 +370,22 @@ static void sq_retire(struct vb_ep *ep)
  * reports it); the engine makes sure. */
 static void ep_error_deferred(void *arg)
 {
-	struct rapt_prov_conn_event ce = { .type = RAPT_EV_BROKEN };
+	vb_ep_break(arg, 0);
+}
 
-	vb_ep_shutdown(arg, &ce);
-	vb_cm_hangup(arg);
+/**
+ * vb_ep_break - end a connection that broke: flushes, BROKEN with
+ * @prov_status, and the peer told (engine's runner)
+ * @ep: the EP
+ * @prov_status: the final event's prov_status
+ */
+void vb_ep_break(struct vb_ep *ep, int32_t prov_status)
+{
+	struct rapt_prov_conn_event ce = { .type = RAPT_EV_BROKEN,
+					   .prov_status = prov_status };
+
+	vb_ep_shutdown(ep, &ce);
+	vb_cm_hangup(ep);
 }
 
 static void note_error(struct vb_ep *ep, const struct ibv_wc *wc)

@@ -203,8 +203,8 @@ int vb_tcp_state(int fd, const struct sockaddr *local,
  *      acknowledgement or data (TCP_INFO's tcpi_last_ack_recv and
  *      tcpi_last_data_recv, the smaller)
  *
- * Return: 0, -1 if this machine has no such connection (or it is not
- * established), -2 if the kernel cannot say.
+ * Return: 0 (in any TCP state), -1 if this machine has no such
+ * connection, -2 if the kernel cannot say.
  */
 int vb_tcp_heard(int fd, const struct sockaddr *local,
 		 const struct sockaddr *remote, unsigned int ifindex,
@@ -215,7 +215,7 @@ int vb_tcp_heard(int fd, const struct sockaddr *local,
 
 	if (ret)
 		return ret;
-	if (res.state != TCP_ESTABLISHED)
+	if (res.state < 0)
 		return -1;
 	if (!res.info)
 		return -2;

@@ -597,6 +597,7 @@ struct vb_ep {
 	uint64_t ka_asked_ns;		/* the first probe after the last sign */
 	bool ka_probing;		/* a probe is outstanding */
 	uint8_t ka_unseen;		/* looks that found no TCP socket */
+	bool ka_sock_seen;		/* one did find it */
 	struct vb_ep *conn_next;	/* the connector's queue */
 };
 
@@ -680,6 +681,10 @@ void vb_ep_report_up(struct vb_ep *ep, const void *pdata, size_t len);
  * or the EP is being freed).  Engine runner only.
  */
 void vb_ep_shutdown(struct vb_ep *ep, const struct rapt_prov_conn_event *ce);
+
+/* End a connection that broke: vb_ep_shutdown() with BROKEN and
+ * @prov_status, then vb_cm_hangup().  Engine runner only. */
+void vb_ep_break(struct vb_ep *ep, int32_t prov_status);
 
 /* Free what an EP holds once its rdma_cm id is gone. */
 void vb_ep_destroy(struct vb_ep *ep);
