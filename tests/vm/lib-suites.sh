@@ -110,6 +110,8 @@ PERF_PIN_S="taskset -c 1"
 PERF_PIN_C="taskset -c 0"
 PERF_PORT=18600
 PERF_ITERS=2000
+# 64 KiB writes a bandwidth run makes (perf_on_*: siw's runs move 4-9
+# MB/s in the VM, so 1,000 writes take 7-16 s each; rxe's 35-40 MB/s).
 PERF_BW_ITERS=2000
 # Writes outstanding in the bandwidth pair, the same for both programs
 # (perftest's own default tx depth; rapt_perf's default is 16).
@@ -124,6 +126,7 @@ perf_on_siw() {
 	PERF_PT_S="-d siw1"
 	PERF_PT_C="-d siw0 $SIW_ADDR"
 	PERF_READY=peerport
+	PERF_BW_ITERS=1000
 }
 
 perf_on_rxe() {
@@ -133,6 +136,7 @@ perf_on_rxe() {
 	PERF_PT_S="-d rxe2"
 	PERF_PT_C="-d rxe1 $RXE_WIRE_PEER_ADDR"
 	PERF_READY=cmport
+	PERF_BW_ITERS=2000
 }
 
 # median of the numbers on stdin

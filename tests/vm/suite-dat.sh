@@ -156,10 +156,12 @@ dat_dapltest() {
 # (fetched from its TCP port 15828: READY kind:15828) through the client's
 # dat.conf; dtestsrq, whose client opens its own (CONF $DAT_CONF, READY
 # the kind:port of its rdma_cm listener).  rapt's runs have 180 s;
-# uDAPL's, the reference, DAT_REF_TIMEOUT: its dtestsrq client never
-# completes on siw or rxe (it hangs after its first line), and the suite
-# does not wait three minutes for each.
+# uDAPL's, the reference, DAT_REF_TIMEOUT; its dtestsrq, DAT_SRQ_REF_TIMEOUT:
+# that client never completes on siw or rxe (it hangs after its first
+# line), where rapt's run of the same test takes about a second, so the
+# suite does not wait a minute for each.
 DAT_REF_TIMEOUT=60
+DAT_SRQ_REF_TIMEOUT=15
 dat_pair() {
 	DAT_T0=$(now)
 	dat_pair_run "$1" $2 "$5" "$6" "$7" "$8" "$9"
@@ -173,7 +175,10 @@ dat_pair_run() {
 	local name=$1 prov=$2 in=$3 ready=$4 srv=$5 cli=$6 spid
 	local sl=/tmp/$name.server.$prov.log cl=/tmp/$name.client.$prov.log
 	local conf=${7:-$DAT_CCONF} t=180 rc
-	[ $prov = rapt ] || t=$DAT_REF_TIMEOUT
+	if [ $prov != rapt ]; then
+		t=$DAT_REF_TIMEOUT
+		case $name in *_dtestsrq) t=$DAT_SRQ_REF_TIMEOUT ;; esac
+	fi
 	timeout $((t + 10)) $in $srv > $sl 2>&1 &
 	spid=$!
 	wait_for $sl "$ready" $spid
