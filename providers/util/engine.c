@@ -3,10 +3,10 @@
  * Provider toolkit: the progress engine, one thread per engine (the tcp
  * provider starts one per IA).
  *
- * The thread sleeps in epoll_wait() over every registered fd (for tcp: the
- * IA's listeners, requests in the MPA handshake, connections) and an
- * eventfd, with the timeout of the earliest timer.  Each loop pass runs,
- * in this order:
+ * The thread sleeps in epoll over every registered fd (for tcp: the IA's
+ * listeners, requests in the MPA handshake, connections) and an eventfd,
+ * with the timeout of the earliest timer, to the nanosecond where the
+ * kernel allows (engine_epoll).  Each loop pass runs, in this order:
  *
  *   1. the handlers of the ready registrations (one batch of epoll events);
  *   2. the deferred functions (rapt_engine_defer, rapt_engine_call);
@@ -364,29 +364,68 @@ bool rapt_timer_armed(struct rapt_engine *eng, struct rapt_timer *t)
 	return armed;
 }
 
-/* Milliseconds until the first timer, for epoll_wait(); -1 if none. */
-static int timers_timeout_ms(struct rapt_engine *eng)
+/*
+ * Nanoseconds until the first timer, for the engine's sleeps; -1 if none,
+ * 0 if one is due (or a deferral or a stop waits).
+ */
+static int64_t timers_timeout_ns(struct rapt_engine *eng)
 {
+	const uint64_t hour = 3600ull * 1000000000ull;
 	struct rapt_timer *first;
 	uint64_t now, d;
-	int ms = -1;
+	int64_t ns = -1;
 
 	pthread_mutex_lock(&eng->lock);
 	first = timer_first(eng);
 	if (eng->dfirst || eng->stop) {
-		ms = 0;
+		ns = 0;
 	} else if (first) {
 		now = rapt_now_ns();
 		d = first->deadline_ns;
 		if (d <= now)
-			ms = 0;
-		else if (d - now >= 1000000000ull * 3600)
-			ms = 3600 * 1000;
-		else	/* round up: never wake before the deadline */
-			ms = (int)((d - now + 999999) / 1000000);
+			ns = 0;
+		else
+			ns = (int64_t)(d - now < hour ? d - now : hour);
 	}
 	pthread_mutex_unlock(&eng->lock);
-	return ms;
+	return ns;
+}
+
+/* @ns (at least 0) as a relative timespec. */
+static struct timespec ns_to_ts(int64_t ns)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(ns / 1000000000),
+		.tv_nsec = (long)(ns % 1000000000),
+	};
+
+	return ts;
+}
+
+/* Sleep in epoll over @eng's set for up to @ns (-1: no limit), to the
+ * nanosecond: epoll_wait()'s milliseconds would round a timer of 50 us
+ * up to 1 ms.  Where the kernel lacks epoll_pwait2() (before 5.11, or a
+ * seccomp filter that does not know it), milliseconds, rounded up: a
+ * timer never fires early. */
+static int engine_epoll(struct rapt_engine *eng, struct epoll_event *ev,
+			int64_t ns)
+{
+#ifdef HAVE_EPOLL_PWAIT2
+	static atomic_bool no_pwait2;
+	struct timespec ts;
+	int n;
+
+	if (!atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
+		ts = ns_to_ts(ns);
+		n = epoll_pwait2(eng->epfd, ev, ENGINE_BATCH,
+				 ns >= 0 ? &ts : NULL, NULL);
+		if (n >= 0 || (errno != ENOSYS && errno != EPERM))
+			return n;
+		atomic_store_explicit(&no_pwait2, true, memory_order_relaxed);
+	}
+#endif
+	return epoll_wait(eng->epfd, ev, ENGINE_BATCH,
+			  ns < 0 ? -1 : (int)((ns + 999999) / 1000000));
 }
 
 /* Fire expired timers one at a time: a firing may cancel another. */
@@ -685,21 +724,24 @@ static bool engine_driven(struct rapt_engine *eng)
 static void engine_aside(struct rapt_engine *eng)
 {
 	struct pollfd p = { .fd = eng->evfd, .events = POLLIN };
+	int64_t ns = consumer_passes(eng) ? -1 : timers_timeout_ns(eng);
+	int64_t cap = (int64_t)eng->aside_ms * 1000000;
 	struct rapt_engine *saved;
-	int ms = consumer_passes(eng) ? -1 : timers_timeout_ms(eng);
 	uint32_t max = atomic_load_explicit(&eng->aside_max_ms,
 					    memory_order_relaxed);
+	struct timespec ts;
 
-	if (ms < 0 || ms > (int)eng->aside_ms)
-		ms = (int)eng->aside_ms;
+	if (ns < 0 || ns > cap)
+		ns = cap;
+	ts = ns_to_ts(ns);
 	/* A consumer that keeps driving: look less and less often. */
 	if (eng->aside_ms < max)
 		eng->aside_ms = eng->aside_ms * 2 < max ? eng->aside_ms * 2 :
 							max;
 	atomic_store_explicit(&eng->aside_until_ns,
-			      rapt_now_ns() + (uint64_t)ms * 1000000ull,
+			      rapt_now_ns() + (uint64_t)ns,
 			      memory_order_relaxed);
-	poll(&p, 1, ms);
+	ppoll(&p, 1, &ts, NULL);
 	atomic_store_explicit(&eng->aside_until_ns, 0, memory_order_relaxed);
 	/* Taken now, whoever runs the pass: left set, it would end every
 	 * poll() at once while a busy consumer holds the run lock (this
@@ -723,12 +765,13 @@ static void engine_wait(struct rapt_engine *eng)
 {
 	struct epoll_event ev[ENGINE_BATCH];
 	struct rapt_engine *saved;
-	int n, ms = timers_timeout_ms(eng);
+	int64_t ns = timers_timeout_ns(eng);
+	int n;
 
 	pthread_mutex_lock(&eng->lock);
 	eng->holding = true;
 	pthread_mutex_unlock(&eng->lock);
-	n = epoll_wait(eng->epfd, ev, ENGINE_BATCH, ms);
+	n = engine_epoll(eng, ev, ns);
 	if (n < 0) {
 		if (errno != EINTR) {
 			eng_err(eng, "epoll_wait: %m; the engine thread stops");

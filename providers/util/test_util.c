@@ -577,6 +577,77 @@ static void test_engine_timers(void)
 	rapt_engine_stop(test_eng);
 }
 
+/*
+ * A timer shorter than a millisecond: the engine thread sleeps to the
+ * nanosecond (epoll_pwait2), not a whole millisecond (epoll_wait).  A
+ * chain of CHAIN_N timers of CHAIN_NS each, every one armed by the last:
+ * no gap may be shorter than CHAIN_NS (a timer never fires early), and
+ * the shortest must be under a millisecond, which a sleep rounded up to
+ * milliseconds never gives (on a busy machine one prompt wakeup in
+ * CHAIN_N is enough).
+ */
+#define CHAIN_N		50
+#define CHAIN_NS	(NS_PER_MS / 10)
+
+static struct {
+	struct rapt_timer t;
+	uint64_t last_ns, min_ns;
+	int n;
+} chain;
+
+static void chain_fire(struct rapt_timer *t)
+{
+	uint64_t now = rapt_now_ns(), gap = now - chain.last_ns;
+
+	if (gap < chain.min_ns)
+		chain.min_ns = gap;
+	chain.last_ns = now;
+	note('x', gap >= CHAIN_NS);
+	if (++chain.n < CHAIN_N)
+		rapt_timer_arm(test_eng, t, CHAIN_NS);
+}
+
+static bool have_epoll_pwait2(void)
+{
+#ifdef HAVE_EPOLL_PWAIT2
+	struct timespec zero = { 0 };
+	struct epoll_event ev;
+	int fd = epoll_create1(EPOLL_CLOEXEC), n;
+
+	if (fd < 0)
+		return false;
+	n = epoll_pwait2(fd, &ev, 1, &zero, NULL);
+	close(fd);
+	return n >= 0;
+#else
+	return false;
+#endif
+}
+
+static void test_engine_short_timers(void)
+{
+	if (!have_epoll_pwait2()) {
+		cu_skip("no epoll_pwait2() here: the engine sleeps whole "
+			"milliseconds");
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(rapt_engine_start(&test_eng, "test"), 0);
+	fired_reset();
+	rapt_timer_init(&chain.t, chain_fire);
+	chain.n = 0;
+	chain.min_ns = UINT64_MAX;
+	chain.last_ns = rapt_now_ns();
+	rapt_timer_arm(test_eng, &chain.t, CHAIN_NS);
+	CU_ASSERT_EQUAL(wait_fired(CHAIN_N), CHAIN_N);
+	CU_ASSERT_EQUAL(fired.bad, 0);
+	CU_ASSERT(chain.min_ns < NS_PER_MS);
+	if (chain.min_ns >= NS_PER_MS)
+		fprintf(stderr, "shortest gap of %d timers of %llu ns: "
+			"%llu ns\n", CHAIN_N, (unsigned long long)CHAIN_NS,
+			(unsigned long long)chain.min_ns);
+	rapt_engine_stop(test_eng);
+}
+
 static void defer_fn(void *arg)
 {
 	note(*(const char *)arg, rapt_engine_on_thread(test_eng));
@@ -1146,6 +1217,7 @@ static const struct test_case status_cases_tbl[] = {
 
 static const struct test_case engine_cases[] = {
 	{ "timer order, cancel, re-arm", test_engine_timers },
+	{ "a timer under a millisecond sleeps no millisecond", test_engine_short_timers },
 	{ "defer and call order", test_engine_defer_call },
 	{ "registration, drive, retire", test_engine_io },
 	{ "del takes an fd out of the set, add puts it back", test_engine_del },
