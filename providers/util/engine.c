@@ -412,13 +412,15 @@ static int engine_epoll(struct rapt_engine *eng, struct epoll_event *ev,
 {
 #ifdef HAVE_EPOLL_PWAIT2
 	static atomic_bool no_pwait2;
-	struct timespec ts;
+	struct timespec ts, *tp = NULL;
 	int n;
 
 	if (!atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
-		ts = ns_to_ts(ns);
-		n = epoll_pwait2(eng->epfd, ev, ENGINE_BATCH,
-				 ns >= 0 ? &ts : NULL, NULL);
+		if (ns >= 0) {
+			ts = ns_to_ts(ns);
+			tp = &ts;
+		}
+		n = epoll_pwait2(eng->epfd, ev, ENGINE_BATCH, tp, NULL);
 		if (n >= 0 || (errno != ENOSYS && errno != EPERM))
 			return n;
 		atomic_store_explicit(&no_pwait2, true, memory_order_relaxed);
