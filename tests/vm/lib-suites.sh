@@ -100,7 +100,7 @@ conf_2host() {
 # in netns peer (siw); cmport, an rdma_cm listener (rxe)).
 PERF_ROUNDS=5
 # The latency pairs take two rounds more: a round costs them seconds,
-# where a bandwidth round on siw costs half a minute.
+# where a bandwidth round on siw costs 15-20 s.
 PERF_LAT_ROUNDS=7
 # Both programs of every pair run pinned, the server on vCPU 1 and the
 # client on vCPU 0, rapt's and perftest's alike: left to the scheduler,
