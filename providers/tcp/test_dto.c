@@ -1453,13 +1453,18 @@ static int run_rresp_uncorked(void)
 #define IDLE_POLLS	300	/* well past the provider's 200 */
 #define IDLE_ROUNDS	8	/* parked (polled, not woken for) from the
 				 * 4th: found 21-27 polls late before */
+/* Polls that may miss the bytes while they still sit in the socket: the
+ * engine thread may be at the socket itself (the EP was handed back to
+ * it while the consumer did not poll, on a loaded machine), and a poll
+ * skips an EP that another thread holds. */
+#define IDLE_MISSES_MAX	3
 
 static int idle_round(struct conn *c, int fd, unsigned int r)
 {
 	struct rapt_event ev;
 	struct rapt_sge g;
+	int i, ret, misses = 0, inq = 0;
 	double end;
-	int i, inq = 0;
 
 	g = sge(&c->a, 0, 64);
 	TOK(rapt_ep_post_recv(c->a.ep, &g, 1, r));
@@ -1475,7 +1480,18 @@ static int idle_round(struct conn *c, int fd, unsigned int r)
 	end = now_ms() + 2000;
 	while (!ioctl(fd, SIOCINQ, &inq) && inq <= 0 && now_ms() < end)
 		sched_yield();
-	TOK(rapt_evd_dequeue(c->a.evd, &ev));
+	/* The first poll finds them.  A miss while they are still in the
+	 * socket is the fault this guards against (each a skipped look at
+	 * a quiet EP); one while the engine thread reads them is not. */
+	while ((ret = rapt_evd_dequeue(c->a.evd, &ev)) == RAPT_EAGAIN &&
+	       now_ms() < end + 2000)
+		if (!ioctl(fd, SIOCINQ, &inq) && inq > 0)
+			misses++;
+	TOK(ret);
+	if (misses)
+		printf("round %u: %d poll(s) missed the bytes in the socket ",
+		       r, misses);
+	T(misses <= IDLE_MISSES_MAX);
 	T(ev.type == RAPT_EV_DTO && ev.u.dto.op == RAPT_OP_RECV &&
 	  ev.u.dto.status == RAPT_DTO_SUCCESS && ev.u.dto.cookie == r &&
 	  ev.u.dto.length == 8);
