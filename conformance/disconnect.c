@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -155,6 +156,107 @@ static void drain_passive(struct conf_ctx *c)
 	for (i = NSEND; i < NSEND + 2; i++)
 		REQUIRE_DTO(s.recv_evd, RAPT_OP_RECV, RAPT_DTO_FLUSHED, i,
 			    NULL);
+	TRY(conf_barrier(c, "down"));
+out:
+	return;
+}
+
+/*
+ * A send the peer never takes (no receive posted; IB and RoCE retry the
+ * RNR for ever): a graceful disconnect waits for it a while, then closes
+ * anyway: the send FLUSHED, then DISCONNECTED on both sides.  The wait
+ * sleeps: this process's threads switch fewer than STUCK_SWITCHES_MAX
+ * times a second meanwhile (a close that looked every 200 us switched
+ * thousands of times a second).
+ */
+#define STUCK_WAIT_MS		30000
+#define STUCK_SWITCHES_MAX	500
+
+static int stuck_skip(struct conf_ctx *c)
+{
+	if (c->attr.transport == RAPT_TRANSPORT_IB ||
+	    c->attr.transport == RAPT_TRANSPORT_ROCE)
+		return 0;
+	conf_skip(c, "a send with no receive waits (RNR) only on IB and RoCE; on iWARP it breaks the connection");
+	return -1;
+}
+
+/* Context switches of this process's threads so far. */
+static uint64_t switches(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (uint64_t)ru.ru_nvcsw + (uint64_t)ru.ru_nivcsw;
+}
+
+static void stuck_active(struct conf_ctx *c)
+{
+	struct conf_ep_set s;
+	struct rapt_event ev;
+	struct rapt_sge sge;
+	uint64_t n0, n;
+	int64_t t0, us;
+	int rc;
+
+	if (stuck_skip(c))
+		goto out;
+	TRY(conf_pair_active(c, &s, NULL, 0, 0));
+	/* Keep the peer timeout out of it: a send held by RNR holds the
+	 * provider's probe behind it too. */
+	rc = rapt_ep_set_peer_timeout(s.ep, 4 * STUCK_WAIT_MS);
+	REQUIRE(rc == 0 || rc == RAPT_ENOTSUP);
+	TRY(conf_barrier(c, "posted"));
+	sge.addr = (uintptr_t)s.buf;
+	sge.length = 64;
+	sge.lkey = s.mi.lkey;
+	REQUIRE_OK(rapt_ep_post_send(s.ep, &sge, 1, 7, 0));
+	EXPECT_EMPTY(s.req_evd, 200);	/* it waits for a receive */
+	t0 = conf_now_us();
+	n0 = switches();
+	REQUIRE_OK(rapt_ep_disconnect(s.ep, RAPT_CLOSE_GRACEFUL, NULL, 0));
+	rc = conf_wait(c, s.conn_evd, conf_tmo(c, STUCK_WAIT_MS), &ev);
+	us = conf_now_us() - t0;
+	n = switches() - n0;
+	REQUIRE_MSG(rc == 0 && ev.type == RAPT_EV_DISCONNECTED,
+		    "a graceful disconnect with a send stuck on its peer: %s",
+		    rc ? rapt_err_name(rc) : rapt_event_name(ev.type));
+	/* Its flush came first: queued already. */
+	REQUIRE_OK(rapt_evd_dequeue(s.req_evd, &ev));
+	EXPECT_MSG(ev.type == RAPT_EV_DTO && ev.u.dto.op == RAPT_OP_SEND &&
+		   ev.u.dto.cookie == 7 &&
+		   ev.u.dto.status == RAPT_DTO_FLUSHED,
+		   "the stuck send: %s status %s cookie %llu, expected FLUSHED",
+		   rapt_event_name(ev.type),
+		   conf_dto_status_name(ev.u.dto.status),
+		   (unsigned long long)ev.u.dto.cookie);
+	conf_note(c, "DISCONNECTED after %lld ms, %llu thread switches",
+		  (long long)(us / 1000), (unsigned long long)n);
+	EXPECT_MSG(us > 0 && n * 1000000 / (uint64_t)us < STUCK_SWITCHES_MAX,
+		   "%llu thread switches in the %lld ms the close waited: over %d a second, a busy wait",
+		   (unsigned long long)n, (long long)(us / 1000),
+		   STUCK_SWITCHES_MAX);
+	TRY(conf_barrier(c, "down"));
+out:
+	return;
+}
+
+static void stuck_passive(struct conf_ctx *c)
+{
+	struct conf_ep_set s;
+	struct rapt_event ev;
+	int rc;
+
+	if (stuck_skip(c))
+		goto out;
+	TRY(conf_pair_passive(c, &s, NULL, 0, 64));
+	TRY(conf_barrier(c, "posted"));
+	rc = conf_wait(c, s.conn_evd, conf_tmo(c, STUCK_WAIT_MS), &ev);
+	REQUIRE_MSG(rc == 0 && ev.type == RAPT_EV_DISCONNECTED,
+		    "the peer's graceful disconnect with a send stuck here: %s",
+		    rc ? rapt_err_name(rc) : rapt_event_name(ev.type));
+	EXPECT_EMPTY(s.recv_evd, 0);	/* nothing was delivered */
 	TRY(conf_barrier(c, "down"));
 out:
 	return;
@@ -787,6 +889,8 @@ static const struct conf_test disconnect_tests[] = {
 	  t_gp_active, t_gp_passive },
 	{ "graceful_drains", "sends queued before a graceful disconnect complete and arrive",
 	  drain_active, drain_passive },
+	{ "graceful_stuck", "a graceful disconnect whose send the peer never takes (RNR, IB and RoCE): the send FLUSHED, then DISCONNECTED on both sides, and no busy wait meanwhile",
+	  stuck_active, stuck_passive },
 	{ "abrupt", "abrupt: every operation completes once, SUCCESS or FLUSHED, before DISCONNECTED",
 	  abrupt_active, abrupt_passive },
 	{ "both_sides", "both sides disconnect at once: one DISCONNECTED each",
