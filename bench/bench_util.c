@@ -165,7 +165,8 @@ void bu_raise_nofile(uint64_t want)
 	setrlimit(RLIMIT_NOFILE, &rl);
 }
 
-static void line_add(const char *fmt, va_list ap)
+static void __attribute__((format(printf, 1, 0)))
+line_add(const char *fmt, va_list ap)
 {
 	int n;
 

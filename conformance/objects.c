@@ -172,7 +172,7 @@ out:
 
 static void t_null(struct conf_ctx *c)
 {
-	struct stale s = { NULL };
+	struct stale s = { 0 };
 	struct rapt_pz *pz;
 	struct rapt_evd *evd;
 

@@ -42,7 +42,8 @@ RAPT_API const char *rapt_last_error(void)
 	return last_error;
 }
 
-static void set_error(const char *fmt, va_list ap)
+static void __attribute__((format(printf, 1, 0)))
+set_error(const char *fmt, va_list ap)
 {
 	vsnprintf(last_error, sizeof(last_error), fmt, ap);
 }

@@ -71,7 +71,8 @@ static struct {
 	uint8_t msgs[MAX_COUNT][128];
 } area;
 
-static void fail(const char *fmt, ...)
+static void __attribute__((format(printf, 1, 2)))
+fail(const char *fmt, ...)
 {
 	va_list ap;
 
