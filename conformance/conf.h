@@ -574,6 +574,9 @@ bool conf_addr_same_host(const struct sockaddr_storage *a,
 			 const struct sockaddr_storage *b);
 bool conf_addr_is_any(const struct sockaddr_storage *ss);
 int conf_open_fds(void);
+/* Whether the IA's transport answers a message that finds no receive
+ * with an RNR NAK (IB, RoCE) rather than breaking the connection. */
+bool conf_rnr_nak(const struct conf_ctx *c);
 
 /* Peer-process child (disconnect.c), run by main() for --child-connect. */
 int conf_child_main(const char *ia_name, const char *addr, const char *sid);

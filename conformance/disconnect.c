@@ -174,8 +174,7 @@ out:
 
 static int stuck_skip(struct conf_ctx *c)
 {
-	if (c->attr.transport == RAPT_TRANSPORT_IB ||
-	    c->attr.transport == RAPT_TRANSPORT_ROCE)
+	if (conf_rnr_nak(c))
 		return 0;
 	conf_skip(c, "a send with no receive waits (RNR) only on IB and RoCE; on iWARP it breaks the connection");
 	return -1;

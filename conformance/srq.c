@@ -311,13 +311,6 @@ out:
 	return;
 }
 
-/* Whether an empty SRQ answers a message with an RNR NAK (IB, RoCE). */
-static bool rnr_nak(const struct conf_ctx *c)
-{
-	return c->attr.transport == RAPT_TRANSPORT_IB ||
-	       c->attr.transport == RAPT_TRANSPORT_ROCE;
-}
-
 /* The contract for an empty SRQ: that connection breaks, on both sides;
  * nothing is delivered; the SRQ's other connections go on. */
 static void t_empty(struct conf_ctx *c)
@@ -344,7 +337,7 @@ static void t_empty(struct conf_ctx *c)
 	TRY(conf_wait(c, r.ps.conn_evd, conf_tmo(c, CONF_TMO_MS), &ev));
 	EXPECT_MSG(ev.u.conn.ep == r.p[0] &&
 		   (ev.type == RAPT_EV_BROKEN ||
-		    ((rnr_nak(c) ||
+		    ((conf_rnr_nak(c) ||
 		      !(c->attr.caps & RAPT_CAP_PEER_ERRORS)) &&
 		     ev.type == RAPT_EV_DISCONNECTED)),
 		   "the receiver saw %s, expected BROKEN",

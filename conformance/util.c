@@ -1151,6 +1151,12 @@ bool conf_addr_is_any(const struct sockaddr_storage *ss)
 	return true;
 }
 
+bool conf_rnr_nak(const struct conf_ctx *c)
+{
+	return c->attr.transport == RAPT_TRANSPORT_IB ||
+	       c->attr.transport == RAPT_TRANSPORT_ROCE;
+}
+
 int conf_open_fds(void)
 {
 	struct dirent *d;
