@@ -36,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rapt/provider_util.h>
+
 #include "rapt_int.h"
 
 static void cr_verdict(struct rapt_prov_verdict *v, uint32_t reason,
@@ -49,7 +51,7 @@ static struct rapt_core_cr *cr_alloc(struct rapt_core_psp *psp, void *pcr,
 				     const struct rapt_prov_request *req,
 				     const struct rapt_pdata_view *v)
 {
-	struct rapt_core_cr *cr = calloc(1, sizeof(*cr));
+	struct rapt_core_cr *cr = rapt_zalloc(1, sizeof(*cr));
 
 	if (!cr)
 		return NULL;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rapt/provider_util.h>
+
 #include "rapt_int.h"
 
 #define EP_DEFAULT_DEPTH 128
@@ -153,7 +155,7 @@ static int ep_resolve_evds(struct rapt_core_ep *ep, struct rapt_core_ia *ia,
 static struct rapt_core_ep *ep_alloc(struct rapt_core_ia *ia,
 				     const struct rapt_ep_attr *attr)
 {
-	struct rapt_core_ep *ep = calloc(1, sizeof(*ep));
+	struct rapt_core_ep *ep = rapt_zalloc(1, sizeof(*ep));
 
 	if (!ep)
 		return NULL;

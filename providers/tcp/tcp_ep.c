@@ -67,11 +67,11 @@ static struct tcp_ep *ep_alloc(struct tcp_ia *ia, struct rapt_core_ep *cep,
 			       struct rapt_ep *handle,
 			       const struct rapt_ep_attr *attr)
 {
-	struct tcp_ep *ep = calloc(1, sizeof(*ep));
+	struct tcp_ep *ep = rapt_zalloc(1, sizeof(*ep));
 
 	if (!ep)
 		return NULL;
-	ep->cm = calloc(1, sizeof(*ep->cm));
+	ep->cm = rapt_zalloc(1, sizeof(*ep->cm));
 	if (!ep->cm) {
 		free(ep);
 		return NULL;

@@ -296,7 +296,7 @@ static void psp_refuse(struct tcp_psp *psp, int fd)
 	uint8_t c;
 
 	if (recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 1 ||
-	    !(cr = calloc(1, sizeof(*cr)))) {
+	    !(cr = rapt_zalloc(1, sizeof(*cr)))) {
 		refuse_now(fd);
 		close(fd);
 		return;
@@ -365,7 +365,7 @@ static void psp_new_request(struct tcp_psp *psp, int fd,
 		psp_refuse(psp, fd);
 		return;
 	}
-	cr = calloc(1, sizeof(*cr));
+	cr = rapt_zalloc(1, sizeof(*cr));
 	if (!cr)
 		goto err;
 	/* TCP_NODELAY: the listener's */

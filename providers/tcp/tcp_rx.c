@@ -119,7 +119,7 @@ void tcp_complete(struct tcp_ep *ep, struct tcp_evd *evd,
 /** tcp_rx_init - allocate the receive state (from tcp_dto_init) */
 int tcp_rx_init(struct tcp_ep *ep)
 {
-	struct tcp_rx *rx = calloc(1, sizeof(*rx));
+	struct tcp_rx *rx = rapt_zalloc(1, sizeof(*rx));
 
 	if (!rx)
 		return RAPT_ENOMEM;

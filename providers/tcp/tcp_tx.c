@@ -189,7 +189,7 @@ int tcp_wrq_init(struct tcp_wrq *q, uint32_t depth, uint32_t nsge,
 			       ((inline_len + 7) & ~7u));
 	q->max = depth ? depth : 1;
 	q->cap = cap < TX_WRQ_MIN ? cap : TX_WRQ_MIN;
-	q->slots = calloc(q->cap, q->stride);
+	q->slots = rapt_zalloc(q->cap, q->stride);
 	if (!q->slots)
 		return RAPT_ENOMEM;
 	return 0;
@@ -306,7 +306,7 @@ int tcp_dto_init(struct tcp_ep *ep)
 	struct tcp_tx *tx;
 	int ret;
 
-	tx = calloc(1, sizeof(*tx));
+	tx = rapt_zalloc(1, sizeof(*tx));
 	if (!tx)
 		goto err_nomem;
 	ep->tx = tx;
@@ -385,7 +385,7 @@ void tcp_dto_start(struct tcp_ep *ep)
 
 	tcp_rx_start(ep);
 	if (icap > tx->irq_cap) {
-		irq = calloc(icap, sizeof(*irq));
+		irq = rapt_zalloc(icap, sizeof(*irq));
 		if (irq) {
 			free(tx->irq);
 			tx->irq = irq;
@@ -393,7 +393,7 @@ void tcp_dto_start(struct tcp_ep *ep)
 		}
 	}
 	if (ocap > tx->orq_cap) {
-		orq = calloc(ocap, sizeof(*orq));
+		orq = rapt_zalloc(ocap, sizeof(*orq));
 		if (orq) {
 			free(tx->orq);
 			tx->orq = orq;

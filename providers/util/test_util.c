@@ -130,6 +130,50 @@ static void test_list_for_each_safe(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* Allocation                                                          */
+/* ------------------------------------------------------------------ */
+
+static bool all_zero(const unsigned char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/*
+ * A block just freed comes back dirty from malloc()'s cache: each size
+ * is filled, freed and asked for again, so a rapt_zalloc() that skipped
+ * its memset() would hand out the fill.  Sizes on both sides of
+ * RAPT_ZALLOC_CACHED_MAX, and an overflowing count.
+ */
+static void test_zalloc(void)
+{
+	static const size_t sizes[] = { 1, 24, 416, 824, RAPT_ZALLOC_CACHED_MAX,
+					RAPT_ZALLOC_CACHED_MAX + 8, 70000 };
+	unsigned char *p;
+	size_t i;
+	int round;
+
+	/* Rounds alternate the count and the element size. */
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		for (round = 0; round < 4; round++) {
+			p = round % 2 ? rapt_zalloc(sizes[i], 1) :
+					rapt_zalloc(1, sizes[i]);
+			CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+			CU_ASSERT_TRUE(all_zero(p, sizes[i]));
+			memset(p, 0xa5, sizes[i]);
+			free(p);
+		}
+	CU_ASSERT_PTR_NULL(rapt_zalloc(SIZE_MAX / 2 + 1, 2));
+	CU_ASSERT_PTR_NULL(rapt_zalloc(2, SIZE_MAX / 2 + 1));
+	p = rapt_zalloc(0, 16);
+	free(p);		/* NULL or a block: either may be freed */
+}
+
+/* ------------------------------------------------------------------ */
 /* Socket addresses                                                    */
 /* ------------------------------------------------------------------ */
 
@@ -1195,6 +1239,11 @@ static const struct test_case list_cases[] = {
 	{ NULL, NULL },
 };
 
+static const struct test_case alloc_cases[] = {
+	{ "rapt_zalloc: zeroed from the cache, overflow refused", test_zalloc },
+	{ NULL, NULL },
+};
+
 static const struct test_case sockaddr_cases[] = {
 	{ "len and copy", test_sa_len_copy },
 	{ "port and set_port", test_sa_port },
@@ -1234,6 +1283,7 @@ static const struct test_case thread_cases[] = {
 
 static const struct test_suite suites[] = {
 	{ "list", list_cases },
+	{ "alloc", alloc_cases },
 	{ "sockaddr", sockaddr_cases },
 	{ "status", status_cases_tbl },
 	{ "engine", engine_cases },

