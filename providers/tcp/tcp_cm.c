@@ -42,9 +42,9 @@ static void cr_accept_run(void *arg)
 		d->ret = RAPT_ENOMEM;
 		return;
 	}
-	pthread_mutex_lock(&d->ep->lock);
+	rapt_lock(&d->ep->lock);
 	d->ret = tcp_cm_accept_locked(d->ep, cr, d, &hs);
-	pthread_mutex_unlock(&d->ep->lock);
+	rapt_unlock(&d->ep->lock);
 	free(hs);
 }
 

@@ -458,7 +458,7 @@ void tcp_ep_io(struct rapt_io *io, uint32_t events)
 {
 	struct tcp_ep *ep = (struct tcp_ep *)io;
 
-	pthread_mutex_lock(&ep->lock);
+	rapt_lock(&ep->lock);
 	/* A late event for a socket closed from another thread. */
 	if (ep->io.fd < 0 || ep->freeing)
 		goto out;
@@ -485,14 +485,14 @@ void tcp_ep_io(struct rapt_io *io, uint32_t events)
 		break;
 	}
 out:
-	pthread_mutex_unlock(&ep->lock);
+	rapt_unlock(&ep->lock);
 }
 
 void tcp_ep_timeout(struct rapt_timer *t)
 {
 	struct tcp_ep *ep = rapt_container_of(t, struct tcp_ep, timer);
 
-	pthread_mutex_lock(&ep->lock);
+	rapt_lock(&ep->lock);
 	/* Re-armed since it expired: this firing is for the old deadline. */
 	if (ep->freeing || !tcp_cm_open(ep) || rapt_timer_armed(ep->ia->eng, t))
 		goto out;
@@ -523,5 +523,5 @@ void tcp_ep_timeout(struct rapt_timer *t)
 		break;
 	}
 out:
-	pthread_mutex_unlock(&ep->lock);
+	rapt_unlock(&ep->lock);
 }

@@ -160,7 +160,7 @@ void tcp_cork_fire(struct rapt_timer *t)
 		tcp_cork_push(ep);
 	}
 out:
-	pthread_mutex_unlock(&ep->lock);
+	rapt_unlock(&ep->lock);
 }
 
 /**

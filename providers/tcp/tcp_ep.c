@@ -88,7 +88,7 @@ static struct tcp_ep *ep_alloc(struct tcp_ia *ia, struct rapt_core_ep *cep,
 	rapt_timer_init(&ep->cork, tcp_cork_fire);
 	rapt_timer_init(&ep->bound, tcp_ep_bound_fire);
 	tcp_ep_set_state(ep, TCP_EP_IDLE);
-	pthread_mutex_init(&ep->lock, NULL);
+	rapt_lock_init(&ep->lock);
 	return ep;
 }
 
@@ -96,7 +96,6 @@ static void ep_release(void *arg)
 {
 	struct tcp_ep *ep = arg;
 
-	pthread_mutex_destroy(&ep->lock);
 	tcp_cap_close(ep->cap);
 	free(ep->cm->hs);
 	tcp_cm_part_free(&ep->cm->part);
@@ -148,7 +147,7 @@ static void ep_teardown(void *arg)
 {
 	struct tcp_ep *ep = arg;
 
-	pthread_mutex_lock(&ep->lock);
+	rapt_lock(&ep->lock);
 	ep->freeing = true;
 	ep->consumer_close = true;
 	/* Our FIN is out after every byte we sent, or only held back for
@@ -158,7 +157,7 @@ static void ep_teardown(void *arg)
 			   (ep->cm->wr_shut ||
 			    (ep->fin_held && tcp_tx_idle(ep)))));
 	tcp_ep_set_state(ep, TCP_EP_CLOSED);
-	pthread_mutex_unlock(&ep->lock);
+	rapt_unlock(&ep->lock);
 }
 
 /**
@@ -206,11 +205,11 @@ int tcp_ep_set_peer_timeout(void *pep, uint32_t timeout_ms)
 {
 	struct tcp_ep *ep = pep;
 
-	pthread_mutex_lock(&ep->lock);
+	rapt_lock(&ep->lock);
 	ep->peer_timeout_ms = timeout_ms;
 	if (ep->io.fd >= 0)
 		tcp_ep_bound_set(ep);
-	pthread_mutex_unlock(&ep->lock);
+	rapt_unlock(&ep->lock);
 	return 0;
 }
 
@@ -265,7 +264,7 @@ void tcp_ep_bound_fire(struct rapt_timer *t)
 		else
 			tcp_ep_bound_set(ep);
 	}
-	pthread_mutex_unlock(&ep->lock);
+	rapt_unlock(&ep->lock);
 }
 
 /**
@@ -281,7 +280,7 @@ int tcp_ep_modify(void *pep, const struct rapt_ep_attr *attr, uint32_t mask)
 	struct tcp_ep *ep = pep;
 	int ret = 0;
 
-	pthread_mutex_lock(&ep->lock);
+	rapt_lock(&ep->lock);
 	if (mask & RAPT_EP_ATTR_MAX_SEND)
 		ret = modify_depth(attr->max_send, ep->attr.max_send,
 				   "max_send");
@@ -303,7 +302,7 @@ int tcp_ep_modify(void *pep, const struct rapt_ep_attr *attr, uint32_t mask)
 	if (mask & RAPT_EP_ATTR_FLAGS)
 		ep->attr.flags = attr->flags;
 out:
-	pthread_mutex_unlock(&ep->lock);
+	rapt_unlock(&ep->lock);
 	return ret;
 }
 
@@ -382,7 +381,7 @@ int tcp_ep_connect(void *pep, const struct sockaddr *remote,
 	hs = malloc(CM_FRAME_MAX);
 	if (!hs)
 		return RAPT_ENOMEM;
-	pthread_mutex_lock(&ep->lock);
+	rapt_lock(&ep->lock);
 	ret = ep->state == TCP_EP_IDLE ? 0 : RAPT_ESTATE;
 	if (!ret)
 		ret = tcp_cm_build_request(ep, pdata, pdata_len, hs);
@@ -399,13 +398,13 @@ int tcp_ep_connect(void *pep, const struct sockaddr *remote,
 	/* The EP owns the socket and the request from here on: whatever
 	 * happens next is an event. */
 	ep_connect_start(ep, fd, &ss, timeout_us);
-	pthread_mutex_unlock(&ep->lock);
+	rapt_unlock(&ep->lock);
 	return 0;
 
 err:
 	if (ep->cm->hs == hs)
 		ep->cm->hs = NULL;
-	pthread_mutex_unlock(&ep->lock);
+	rapt_unlock(&ep->lock);
 	free(hs);
 	return ret;
 }
@@ -426,7 +425,7 @@ int tcp_ep_disconnect(void *pep, uint32_t flags, const void *pdata,
 {
 	struct tcp_ep *ep = pep;
 
-	pthread_mutex_lock(&ep->lock);
+	rapt_lock(&ep->lock);
 	if (!tcp_cm_open(ep))
 		goto out;	/* the outcome is already reported */
 	if (ep->state == TCP_EP_RTS && !(flags & RAPT_CLOSE_ABRUPT)) {
@@ -437,7 +436,7 @@ int tcp_ep_disconnect(void *pep, uint32_t flags, const void *pdata,
 		tcp_cm_end(ep, true, RAPT_EV_DISCONNECTED, 0, 0, NULL, 0);
 	}
 out:
-	pthread_mutex_unlock(&ep->lock);
+	rapt_unlock(&ep->lock);
 	return 0;
 }
 
@@ -504,7 +503,7 @@ static void ep_renew(void *arg)
 	struct tcp_ep *ep = call->ep;
 	struct ep_dto old = { 0 };
 
-	pthread_mutex_lock(&ep->lock);
+	rapt_lock(&ep->lock);
 	if (ep->state != TCP_EP_CLOSED || ep->io.fd >= 0) {
 		call->ret = RAPT_ESTATE;	/* a core bug: say so */
 		goto out;
@@ -521,7 +520,7 @@ static void ep_renew(void *arg)
 	ep_forget(ep);
 	tcp_ep_set_state(ep, TCP_EP_IDLE);
 out:
-	pthread_mutex_unlock(&ep->lock);
+	rapt_unlock(&ep->lock);
 }
 
 /**
@@ -552,9 +551,9 @@ int tcp_ep_get_status(void *pep, uint32_t *recv, uint32_t *req)
 {
 	struct tcp_ep *ep = pep;
 
-	pthread_mutex_lock(&ep->lock);
+	rapt_lock(&ep->lock);
 	*recv = tcp_wrq_count(&ep->rq);
 	*req = tcp_wrq_count(&ep->sq);
-	pthread_mutex_unlock(&ep->lock);
+	rapt_unlock(&ep->lock);
 	return 0;
 }

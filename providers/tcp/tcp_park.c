@@ -113,5 +113,5 @@ void tcp_ep_park_check(struct rapt_timer *t)
 	else
 		ep_unpark(ep);
 out:
-	pthread_mutex_unlock(&ep->lock);
+	rapt_unlock(&ep->lock);
 }

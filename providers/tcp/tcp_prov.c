@@ -348,7 +348,7 @@ static int tcp_evd_create(void *pia, struct rapt_core_evd *cevd, uint32_t qlen,
 	evd->ia = pia;
 	evd->cevd = cevd;
 	evd->conn = streams & RAPT_EVD_CONNECTION;
-	pthread_mutex_init(&evd->lock, NULL);
+	rapt_lock_init(&evd->lock);
 	*pevd = evd;
 	return 0;
 }
@@ -360,7 +360,6 @@ static int tcp_evd_free(void *pevd)
 	/* The core frees an EVD only when no EP uses it. */
 	if (evd->neps)
 		tcp_err("EVD freed with %u EPs attached", evd->neps);
-	pthread_mutex_destroy(&evd->lock);
 	free(evd->eps);
 	free(evd);
 	return 0;
@@ -379,7 +378,7 @@ int tcp_evd_attach(struct tcp_evd *evd, struct tcp_ep *ep)
 	uint32_t cap;
 	int ret = 0;
 
-	pthread_mutex_lock(&evd->lock);
+	rapt_lock(&evd->lock);
 	if (evd->neps == evd->cap) {
 		cap = evd->cap ? evd->cap * 2 : 4;
 		eps = realloc(evd->eps, cap * sizeof(*eps));
@@ -394,7 +393,7 @@ int tcp_evd_attach(struct tcp_evd *evd, struct tcp_ep *ep)
 	atomic_store_explicit(&evd->nattached, evd->neps,
 			      memory_order_relaxed);
 out:
-	pthread_mutex_unlock(&evd->lock);
+	rapt_unlock(&evd->lock);
 	return ret;
 }
 
@@ -410,7 +409,7 @@ void tcp_evd_detach(struct tcp_evd *evd, struct tcp_ep *ep)
 {
 	uint32_t i;
 
-	pthread_mutex_lock(&evd->lock);
+	rapt_lock(&evd->lock);
 	for (i = 0; i < evd->neps; i++) {
 		if (evd->eps[i] == ep) {
 			evd->eps[i] = evd->eps[--evd->neps];
@@ -419,7 +418,7 @@ void tcp_evd_detach(struct tcp_evd *evd, struct tcp_ep *ep)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&evd->lock);
+	rapt_unlock(&evd->lock);
 }
 
 static bool ep_moves_data(const struct tcp_ep *ep)
@@ -519,7 +518,7 @@ static uint32_t evd_visit(struct tcp_ep *ep, bool spin, uint32_t *got,
 	uint32_t own = 0;
 	int r;
 
-	if (pthread_mutex_trylock(&ep->lock))
+	if (!rapt_lock_try(&ep->lock))
 		return 0;
 	if (ep_moves_data(ep)) {
 		if (spin && !ep->parked)
@@ -542,7 +541,7 @@ static uint32_t evd_visit(struct tcp_ep *ep, bool spin, uint32_t *got,
 		/* (a spinning consumer drives the engine instead) */
 		tcp_cm_progress(ep);
 	}
-	pthread_mutex_unlock(&ep->lock);
+	rapt_unlock(&ep->lock);
 	return own;
 }
 
@@ -563,7 +562,7 @@ static int tcp_evd_progress(void *pevd)
 
 	if (!evd)
 		return 0;
-	pthread_mutex_lock(&evd->lock);
+	rapt_lock(&evd->lock);
 	spin = evd_note_poll(evd);
 	/* Woken through the EVD's fd: whatever made the engine's set
 	 * readable is handled here (below), or the consumer's poll would
@@ -584,9 +583,9 @@ static int tcp_evd_progress(void *pevd)
 		atomic_load_explicit(&evd->ia->nhandshake,
 				     memory_order_relaxed);
 	if (early) {
-		pthread_mutex_unlock(&evd->lock);
+		rapt_unlock(&evd->lock);
 		rapt_engine_drive(evd->ia->eng);
-		pthread_mutex_lock(&evd->lock);
+		rapt_lock(&evd->lock);
 		n = evd->neps < n ? evd->neps : n;
 	}
 	for (i = 0; i < n; i++) {
@@ -636,7 +635,7 @@ static int tcp_evd_progress(void *pevd)
 	 * slice. */
 	yield = spin && (!own || quiet) &&
 		!(++evd->yield_tick & TCP_YIELD_EVERY_MASK);
-	pthread_mutex_unlock(&evd->lock);
+	rapt_unlock(&evd->lock);
 	if (drive)
 		rapt_engine_drive(evd->ia->eng);
 	if (yield)
@@ -667,18 +666,18 @@ static void evd_unspin(struct tcp_evd *evd)
 	struct tcp_ep *ep;
 	uint32_t i;
 
-	pthread_mutex_lock(&evd->lock);
+	rapt_lock(&evd->lock);
 	evd->poll_streak = 0;
 	atomic_store_explicit(&evd->spin_until_ns, 0, memory_order_relaxed);
 	if (atomic_load(&evd->ia->nparked)) {
 		for (i = 0; i < evd->neps; i++) {
 			ep = evd->eps[i];
-			pthread_mutex_lock(&ep->lock);
+			rapt_lock(&ep->lock);
 			tcp_cm_unpark(ep);
-			pthread_mutex_unlock(&ep->lock);
+			rapt_unlock(&ep->lock);
 		}
 	}
-	pthread_mutex_unlock(&evd->lock);
+	rapt_unlock(&evd->lock);
 }
 
 /* The consumer is about to sleep: the tails its EPs corked go now
@@ -690,16 +689,16 @@ static void evd_uncork(struct tcp_evd *evd)
 
 	if (!atomic_load_explicit(&evd->ia->ncorked, memory_order_relaxed))
 		return;
-	pthread_mutex_lock(&evd->lock);
+	rapt_lock(&evd->lock);
 	for (i = 0; i < evd->neps; i++) {
 		ep = evd->eps[i];
 		if (!atomic_load_explicit(&ep->corked, memory_order_relaxed))
 			continue;
-		pthread_mutex_lock(&ep->lock);
+		rapt_lock(&ep->lock);
 		tcp_cork_push(ep);
-		pthread_mutex_unlock(&ep->lock);
+		rapt_unlock(&ep->lock);
 	}
-	pthread_mutex_unlock(&evd->lock);
+	rapt_unlock(&evd->lock);
 }
 
 /*
@@ -738,19 +737,19 @@ static bool evd_rx_own(struct tcp_evd *evd)
 	uint32_t i;
 	int n;
 
-	pthread_mutex_lock(&evd->lock);
+	rapt_lock(&evd->lock);
 	for (i = 0; i < evd->neps; i++) {
 		ep = evd->eps[i];
-		if (ep_skip_idle(ep) || pthread_mutex_trylock(&ep->lock))
+		if (ep_skip_idle(ep) || !rapt_lock_try(&ep->lock))
 			continue;
 		if (ep_moves_data(ep)) {
 			n = tcp_rx_progress(ep, false);
 			ep_note_idle(ep, n);
 			got |= n > 0;
 		}
-		pthread_mutex_unlock(&ep->lock);
+		rapt_unlock(&ep->lock);
 	}
-	pthread_mutex_unlock(&evd->lock);
+	rapt_unlock(&evd->lock);
 	return got;
 }
 

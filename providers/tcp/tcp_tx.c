@@ -563,7 +563,7 @@ int tcp_post_recv(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
 	struct tcp_wr *wr;
 	int ret = 0;
 
-	pthread_mutex_lock(&ep->lock);
+	rapt_lock(&ep->lock);
 	ret = post_debug_check(ep, sgl, nsge, RAPT_MEM_LOCAL_WRITE,
 			       "rapt_ep_post_recv");
 	if (ret)
@@ -576,7 +576,7 @@ int tcp_post_recv(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
 		ep->rq.head++;
 	}
 out:
-	pthread_mutex_unlock(&ep->lock);
+	rapt_unlock(&ep->lock);
 	return ret;
 }
 
@@ -630,7 +630,7 @@ static int post_sq(struct tcp_ep *ep, uint8_t op, const struct rapt_sge *sgl,
 				    (unsigned long long)len, TCP_MAX_MSG);
 		return RAPT_ELENGTH;
 	}
-	pthread_mutex_lock(&ep->lock);
+	rapt_lock(&ep->lock);
 	if (ep->state != TCP_EP_RTS) {
 		ret = RAPT_ESTATE;
 		goto out;
@@ -663,7 +663,7 @@ static int post_sq(struct tcp_ep *ep, uint8_t op, const struct rapt_sge *sgl,
 	wr->aux = aux;
 	sq_push(ep, op == RAPT_OP_RDMA_READ && read_may_wait(ep));
 out:
-	pthread_mutex_unlock(&ep->lock);
+	rapt_unlock(&ep->lock);
 	return ret;
 }
 
@@ -689,7 +689,7 @@ int tcp_rmr_bind(void *pep, void *prmr, void *plmr, uint64_t addr,
 	struct tcp_wr *wr;
 	int ret = 0;
 
-	pthread_mutex_lock(&ep->lock);
+	rapt_lock(&ep->lock);
 	if (ep->state != TCP_EP_RTS) {
 		ret = RAPT_ESTATE;
 		goto out;
@@ -702,7 +702,7 @@ int tcp_rmr_bind(void *pep, void *prmr, void *plmr, uint64_t addr,
 		NULL, 0, cookie, flags & ~RAPT_POST_INLINE, 0);
 	sq_push(ep, false);
 out:
-	pthread_mutex_unlock(&ep->lock);
+	rapt_unlock(&ep->lock);
 	return ret;
 }
 
