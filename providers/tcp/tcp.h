@@ -34,10 +34,11 @@
  *
  * Locking: one lock per EP (ep->lock, the toolkit's struct rapt_lock: a
  * futex word, fewer instructions than a pthread mutex on every post and
- * poll) guards everything of that EP: its state, queues and socket I/O.  The engine calls the handlers below
- * without it; they take it.  rapt_prov_*() services may be called with an
- * EP lock held (the core never calls into the provider with its own locks
- * held).  Lock order: ia->lock before ep->lock; never two EP locks at once.
+ * poll) guards everything of that EP: its state, queues and socket I/O.
+ * The engine calls the handlers below without it; they take it.
+ * rapt_prov_*() services may be called with an EP lock held (the core
+ * never calls into the provider with its own locks held).  Lock order:
+ * ia->lock before ep->lock; never two EP locks at once.
  * evd_progress holds a tcp_evd's lock while it trylocks EP locks, so code
  * holding an ep->lock never takes a tcp_evd lock (attach/detach run from
  * ep_create/ep_free without it).  The engine's own lock is a leaf.

@@ -200,10 +200,10 @@ static inline struct rapt_list *rapt_list_last(const struct rapt_list *head)
  *
  * glibc's calloc() (2.36, Debian 12's) never takes a block from the
  * thread's cache (tcache), so an object allocated and freed once a
- * connection goes through the arenas each time: about 2,100 of the 14,000
- * user-space instructions of a tcp connection's active side (callgrind).  Up to RAPT_ZALLOC_CACHED_MAX bytes this is malloc() and
- * memset(), which the cache serves; larger blocks still come from
- * calloc(), which leaves fresh pages untouched.
+ * connection would go through the arenas each time (docs/performance.md,
+ * "Connections: the allocator's share").  Up to RAPT_ZALLOC_CACHED_MAX
+ * bytes this is malloc() and memset(), which the cache serves; larger
+ * blocks still come from calloc(), which leaves fresh pages untouched.
  *
  * Return: the zeroed block, to be released with free(); NULL when out of
  * memory or when @n * @size overflows.
