@@ -383,7 +383,7 @@ static int conf_file(struct rapt_conf *conf, const char *path, bool required)
 	FILE *f;
 	int ret;
 
-	f = fopen(path, "re");
+	f = fopen(path, "rec");	/* c: no cancellation points */
 	if (!f) {
 		if (errno == ENOENT && !required)
 			return 0;

@@ -323,7 +323,7 @@ static void waiter_wake(struct rapt_core_evd *evd, struct evd_waiter *w)
 		return;
 	w->kicked = true;
 	/* Cannot fail short of a counter overflow (one write per kick). */
-	if (write(evd->wake_fd, &one, sizeof(one)) != sizeof(one))
+	if (rapt_sys_write(evd->wake_fd, &one, sizeof(one)) != sizeof(one))
 		rapt_err("EVD %p: eventfd write failed: %m",
 			 (void *)evd->handle);
 }
@@ -401,7 +401,7 @@ static void evd_notify_fd(struct rapt_core_evd *evd)
 	/* Cannot fail short of a counter overflow, which 1 per arm rules
 	 * out; a failure would only cost the consumer a wakeup it can
 	 * recover by dequeueing, so it is logged, not returned. */
-	if (write(evd->efd, &one, sizeof(one)) != sizeof(one))
+	if (rapt_sys_write(evd->efd, &one, sizeof(one)) != sizeof(one))
 		rapt_err("EVD %p: eventfd write failed: %m",
 			 (void *)evd->handle);
 }
@@ -662,11 +662,11 @@ static int evd_check_args(const struct rapt_core_ia *ia, unsigned int qlen,
 static void evd_destroy(struct rapt_core_evd *evd)
 {
 	if (evd->efd >= 0)
-		close(evd->efd);
+		rapt_sys_close(evd->efd);
 	if (evd->wake_fd >= 0)
-		close(evd->wake_fd);
+		rapt_sys_close(evd->wake_fd);
 	if (evd->cfd >= 0)
-		close(evd->cfd);
+		rapt_sys_close(evd->cfd);
 	pthread_cond_destroy(&evd->gone);
 	pthread_mutex_destroy(&evd->lock);
 	free(evd->ring);
@@ -1293,7 +1293,8 @@ static void lead_end(struct rapt_core_evd *evd, struct evd_waiter *w)
 		uint64_t v;
 
 		w->kicked = false;
-		if (read(evd->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		if (rapt_sys_read(evd->wake_fd, &v, sizeof(v)) < 0 &&
+		    errno != EAGAIN)
 			rapt_err("EVD %p: eventfd read failed: %m",
 				 (void *)evd->handle);
 	}
@@ -1584,7 +1585,7 @@ static int evd_make_cfd(struct rapt_core_evd *evd)
 		ret = rapt__fail(errno == ENOMEM ? RAPT_ENOMEM : RAPT_EIO,
 				 "EVD: epoll_ctl() failed: %s",
 				 strerror(errno));
-		close(fd);
+		rapt_sys_close(fd);
 		return ret;
 	}
 	evd->cfd = fd;
@@ -1655,7 +1656,7 @@ static void evd_drain_fd(struct rapt_core_evd *evd)
 	if (!evd->efd_set)
 		return;
 	evd->efd_set = false;
-	if (read(evd->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+	if (rapt_sys_read(evd->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		rapt_err("EVD %p: eventfd read failed: %m",
 			 (void *)evd->handle);
 }

@@ -28,6 +28,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <rapt/provider_util.h>
+
 #include "rapt_int.h"
 
 /*
@@ -70,7 +72,7 @@ static void query_fd_drop(void)
 	int fd = atomic_exchange(&query_fd, -1);
 
 	if (fd >= 0)
-		close(fd);
+		rapt_sys_close(fd);
 }
 
 /* Close @fd if it is still the kept one (another thread may have
@@ -78,7 +80,7 @@ static void query_fd_drop(void)
 static void query_fd_drop_if(int fd)
 {
 	if (atomic_compare_exchange_strong(&query_fd, &fd, -1))
-		close(fd);
+		rapt_sys_close(fd);
 }
 
 static void query_once_init(void)
@@ -100,11 +102,11 @@ static int query_fd_get(void)
 	if (fd >= 0)
 		return fd;
 	pthread_once(&query_once, query_once_init);
-	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	fd = rapt_sys_open("/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
 	if (!atomic_compare_exchange_strong(&query_fd, &none, fd)) {
-		close(fd);	/* another thread's is in */
+		rapt_sys_close(fd);	/* another thread's is in */
 		fd = none;
 	}
 	return fd;
@@ -194,7 +196,7 @@ static void walk_text(struct mem_walk *w, int fd)
 	FILE *f = fdopen(fd, "r");
 
 	if (!f) {
-		close(fd);
+		rapt_sys_close(fd);
 		w->next = w->end;	/* out of memory: no check */
 		return;
 	}
@@ -229,7 +231,7 @@ int rapt__mem_check(const void *addr, size_t len, bool write)
 			atomic_store(&no_query, true);
 	}
 	if (r <= 0) {
-		fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+		fd = rapt_sys_open("/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
 		if (fd < 0) {
 			/* No /proc (a chroot): the provider's own checks
 			 * remain. */

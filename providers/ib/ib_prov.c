@@ -106,7 +106,7 @@ static bool ib_reject(int status, uint32_t *reason)
 /* Read the first line of @path into @buf; false if there is none. */
 static bool sysfs_line(const char *path, char *buf, size_t len)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = fopen(path, "rec");	/* c: as rapt_sys_* */
 	bool ok;
 
 	if (!f)

@@ -59,7 +59,7 @@ void iwarp_device_note(const char *dev, const struct sockaddr *addr,
 	FILE *f;
 	int c = -1;
 
-	f = fopen("/sys/module/siw/parameters/peer_to_peer", "r");
+	f = fopen("/sys/module/siw/parameters/peer_to_peer", "rec");
 	if (f) {
 		c = fgetc(f);
 		fclose(f);

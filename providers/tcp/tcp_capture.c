@@ -90,7 +90,8 @@ struct tcp_cap *tcp_cap_open(int sock)
 	cap = calloc(1, sizeof(*cap));
 	if (!cap)
 		return NULL;
-	cap->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	cap->fd = rapt_sys_open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+				0644);
 	if (cap->fd < 0) {
 		tcp_warn("capture: cannot open %s: %s", path, strerror(errno));
 		free(cap);
@@ -109,7 +110,7 @@ void tcp_cap_close(struct tcp_cap *cap)
 {
 	if (!cap)
 		return;
-	close(cap->fd);
+	rapt_sys_close(cap->fd);
 	free(cap);
 }
 
@@ -118,7 +119,7 @@ static void cap_write(struct tcp_cap *cap, const char *buf, size_t len)
 	ssize_t n;
 
 	while (len) {
-		n = write(cap->fd, buf, len);
+		n = rapt_sys_write(cap->fd, buf, len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)

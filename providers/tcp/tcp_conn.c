@@ -168,7 +168,7 @@ static bool cm_peer_spoke(struct tcp_ep *ep)
 
 	if (!tcp_rx_heard(ep) &&
 	    (ep->io.fd < 0 ||
-	     recv(ep->io.fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) < 0))
+	     rapt_sys_recv(ep->io.fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) < 0))
 		return false;
 	ep->rtr_repeat_timed = ep->rtr_repeat_close = false;
 	return true;
@@ -432,7 +432,7 @@ static void cm_check_hup(struct tcp_ep *ep)
 		tcp_cm_fail(ep, -err);
 		return;
 	}
-	n = recv(ep->io.fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	n = rapt_sys_recv(ep->io.fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
 	if (n == 0)
 		tcp_cm_peer_closed(ep);
 	else if (n < 0 && errno != EAGAIN && errno != EINTR)

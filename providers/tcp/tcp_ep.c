@@ -320,7 +320,7 @@ static void ep_connect_start(struct tcp_ep *ep, int fd,
 	memset(&ep->cm->laddr, 0, sizeof(ep->cm->laddr));
 	ep->cap = tcp_cap_open(fd);
 	ep->mss_due = true;	/* read once a message needs it (tcp_tx.c) */
-	if (connect(fd, sa_of(ss), rapt_sockaddr_len(sa_of(ss))) &&
+	if (rapt_sys_connect(fd, sa_of(ss), rapt_sockaddr_len(sa_of(ss))) &&
 	    errno != EINPROGRESS) {
 		/* Refused or unreachable at once: the event says so. */
 		tcp_cm_connect_failed(ep, errno);

@@ -75,8 +75,8 @@ int tcp_cm_read_frame(int fd, struct tcp_cap *cap, struct cm_part *part,
 	if (have)
 		memcpy(buf, part->buf, have);
 	do {
-		n = recv(fd, buf + have, CM_READ_MAX - have,
-			 MSG_DONTWAIT);
+		n = rapt_sys_recv(fd, buf + have, CM_READ_MAX - have,
+				  MSG_DONTWAIT);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
@@ -107,8 +107,9 @@ int tcp_cm_send_hs(struct tcp_ep *ep)
 	ssize_t n;
 
 	while (cm->hs && cm->hs_off < cm->hs_len) {
-		n = send(ep->io.fd, cm->hs + cm->hs_off,
-			 cm->hs_len - cm->hs_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		n = rapt_sys_send(ep->io.fd, cm->hs + cm->hs_off,
+				  cm->hs_len - cm->hs_off,
+				  MSG_NOSIGNAL | MSG_DONTWAIT);
 		tcp_cap_io(ep->cap, true, cm->hs + cm->hs_off, n);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -439,7 +440,7 @@ void tcp_cm_progress(struct tcp_ep *ep)
 		p.fd = ep->io.fd;
 		p.events = POLLOUT;
 		p.revents = 0;
-		if (poll(&p, 1, 0) == 1 && p.revents == POLLOUT)
+		if (rapt_sys_poll(&p, 1, 0) == 1 && p.revents == POLLOUT)
 			tcp_cm_connected(ep, EPOLLOUT);
 		return;
 	}

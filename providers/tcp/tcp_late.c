@@ -58,7 +58,8 @@ static void late_finish(struct tcp_late *l, bool heard)
 	pthread_mutex_unlock(&l->ia->lock);
 	rapt_timer_cancel(eng, &l->timer);
 	if (!heard && l->len &&
-	    send(l->io.fd, l->frame, l->len, MSG_DONTWAIT | MSG_NOSIGNAL) !=
+	    rapt_sys_send(l->io.fd, l->frame, l->len,
+			  MSG_DONTWAIT | MSG_NOSIGNAL) !=
 	    (ssize_t)l->len)
 		tcp_dbg("fd %d: the frame before the close did not go: %m",
 			l->io.fd);
@@ -86,7 +87,8 @@ static void close_now(struct tcp_ia *ia, struct rapt_io *io,
 		      const void *frame, size_t len, bool abort)
 {
 	if (frame && len)
-		(void)send(io->fd, frame, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		(void)rapt_sys_send(io->fd, frame, len,
+				    MSG_DONTWAIT | MSG_NOSIGNAL);
 	if (!abort)
 		tcp_sock_drain(io->fd);
 	rapt_engine_close(ia->eng, io, abort);
@@ -179,7 +181,7 @@ static void late_flush_call(void *arg)
 		     (int)((l->deadline_ns - now + 999999) / 1000000) : 0;
 		p.fd = l->io.fd;
 		do
-			n = poll(&p, 1, ms);
+			n = rapt_sys_poll(&p, 1, ms);
 		while (n < 0 && errno == EINTR);
 		late_finish(l, n > 0);
 	}

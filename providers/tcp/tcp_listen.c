@@ -280,7 +280,7 @@ static void refuse_now(int fd)
 	uint8_t sink[CM_FRAME_MAX];
 
 	cr_send_marker(fd, NULL, TCP_MPA_REV2, true, RAPT_PDATA_BUSY);
-	(void)!recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+	(void)!rapt_sys_recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
 }
 
 /* A refused request's data (or its end) came, or its wait is over. */
@@ -295,10 +295,10 @@ static void psp_refuse(struct tcp_psp *psp, int fd)
 	struct tcp_cr *cr;
 	uint8_t c;
 
-	if (recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 1 ||
+	if (rapt_sys_recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 1 ||
 	    !(cr = rapt_zalloc(1, sizeof(*cr)))) {
 		refuse_now(fd);
-		close(fd);
+		rapt_sys_close(fd);
 		return;
 	}
 	cr->state = CR_REFUSED;
@@ -322,7 +322,7 @@ static bool cr_silent(const struct tcp_cr *cr)
 
 	if (cr->state != CR_HANDSHAKE || cr->part.len)
 		return false;
-	return recv(cr->io.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) < 0 &&
+	return rapt_sys_recv(cr->io.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) < 0 &&
 	       (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
@@ -418,8 +418,8 @@ static void psp_io(struct rapt_io *io, uint32_t events)
 
 	for (i = 0; i < CM_ACCEPT_BATCH; i++) {
 		sl = sizeof(peer);
-		fd = accept4(psp->io.fd, (struct sockaddr *)&peer, &sl,
-			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		fd = rapt_sys_accept4(psp->io.fd, (struct sockaddr *)&peer,
+				      &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd >= 0) {
 			if (psp->cr_evd)
 				atomic_store_explicit(&psp->cr_evd->accept_ns,
@@ -459,7 +459,7 @@ static int psp_listen(const struct sockaddr_storage *addr)
 
 err_close:
 	err = errno;
-	close(fd);
+	rapt_sys_close(fd);
 	errno = err;
 err:
 	err = errno;
@@ -535,7 +535,7 @@ int tcp_psp_create(void *pia, struct rapt_core_psp *cpsp, uint64_t service_id,
 	return 0;
 
 err_close:
-	close(fd);
+	rapt_sys_close(fd);
 err_free:
 	free(psp);
 	return ret;

@@ -310,7 +310,7 @@ static void pins_wait(struct tcp_stag_slot *s)
 		if (i < 1000)
 			sched_yield();
 		else
-			nanosleep(&nap, NULL);
+			rapt_sys_nanosleep(&nap);
 	}
 }
 

@@ -42,7 +42,7 @@
 static unsigned long rmem_max(void)
 {
 	unsigned long v = 0;
-	FILE *f = fopen(RMEM_MAX_PATH, "re");
+	FILE *f = fopen(RMEM_MAX_PATH, "rec");	/* c: as rapt_sys_* */
 
 	if (!f)
 		return 0;

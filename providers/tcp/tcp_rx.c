@@ -270,7 +270,7 @@ static int rx_fill(struct tcp_ep *ep, size_t need)
 		rx->start = 0;
 	}
 	room = RX_BUF - rx->end;
-	n = recv(ep->io.fd, rx->buf + rx->end, room, MSG_DONTWAIT);
+	n = rapt_sys_recv(ep->io.fd, rx->buf + rx->end, room, MSG_DONTWAIT);
 	tcp_cap_io(ep->cap, false, rx->buf + rx->end, n);
 	if (n > 0) {
 		rx->reads++;
@@ -600,7 +600,7 @@ static int rx_place_direct(struct tcp_ep *ep)
 	iov[niov].iov_base = rx->buf;
 	iov[niov].iov_len = RX_BUF;
 	msg.msg_iovlen = niov + 1;
-	got = recvmsg(ep->io.fd, &msg, MSG_DONTWAIT);
+	got = rapt_sys_recvmsg(ep->io.fd, &msg, MSG_DONTWAIT);
 	tcp_cap_iov(ep->cap, false, iov, msg.msg_iovlen, got);
 	if (got <= 0) {
 		rx_unpin(rx);

@@ -106,7 +106,7 @@ void tcp_sock_abort(int fd)
 	struct linger l = { .l_onoff = 1, .l_linger = 0 };
 
 	setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
-	close(fd);
+	rapt_sys_close(fd);
 }
 
 /* Send a small frame now or not at all (replies to requests we drop). */
@@ -118,7 +118,8 @@ void tcp_sock_send_frame(int fd, struct tcp_cap *cap, const uint8_t *buf,
 	if (len <= 0)
 		return;
 	do {
-		n = send(fd, buf, (size_t)len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		n = rapt_sys_send(fd, buf, (size_t)len,
+				  MSG_NOSIGNAL | MSG_DONTWAIT);
 	} while (n < 0 && errno == EINTR);
 	tcp_cap_io(cap, true, buf, n);
 }
@@ -133,7 +134,7 @@ void tcp_sock_drain(int fd)
 
 	/* Less than asked for: the queue was empty after it. */
 	for (i = 0; i < 128; i++) {
-		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		n = rapt_sys_recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
 		if (n < (ssize_t)sizeof(buf))
 			return;
 	}

@@ -1235,10 +1235,10 @@ static int tx_write(struct tcp_ep *ep)
 		/* One iovec (a small message): send() spares the kernel
 		 * the msghdr and iovec copies. */
 		if (msg.msg_iovlen == 1)
-			n = send(ep->io.fd, msg.msg_iov->iov_base,
-				 msg.msg_iov->iov_len, flags);
+			n = rapt_sys_send(ep->io.fd, msg.msg_iov->iov_base,
+					  msg.msg_iov->iov_len, flags);
 		else
-			n = sendmsg(ep->io.fd, &msg, flags);
+			n = rapt_sys_sendmsg(ep->io.fd, &msg, flags);
 		tcp_cap_iov(ep->cap, true, msg.msg_iov, msg.msg_iovlen, n);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -1571,7 +1571,7 @@ static bool term_write(int fd, struct tcp_cap *cap, const void *buf,
 	ssize_t n;
 
 	while (len) {
-		n = send(fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		n = rapt_sys_send(fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 		tcp_cap_io(cap, true, p, n);
 		if (n > 0) {
 			p += n;
@@ -1583,7 +1583,7 @@ static bool term_write(int fd, struct tcp_cap *cap, const void *buf,
 		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
 			return false;
 		t0 = rapt_now_ns();
-		if (*ms <= 0 || poll(&pfd, 1, *ms) <= 0)
+		if (*ms <= 0 || rapt_sys_poll(&pfd, 1, *ms) <= 0)
 			return false;
 		*ms -= (int)((rapt_now_ns() - t0) / 1000000);
 	}
@@ -1634,7 +1634,8 @@ void tcp_tx_terminate(struct tcp_ep *ep, const struct tcp_term *t)
 	tx->pending = false;
 	tx_unhold(tx);
 	tcp_cork_written(ep, false);	/* a corked socket sends it now */
-	while (recv(ep->io.fd, NULL, 1 << 20, MSG_DONTWAIT | MSG_TRUNC) > 0)
+	while (rapt_sys_recv(ep->io.fd, NULL, 1 << 20,
+			     MSG_DONTWAIT | MSG_TRUNC) > 0)
 		;
 	ep->term_sent = true;
 	tcp_cm_fail(ep, term_status(t));

@@ -133,7 +133,7 @@ static void engine_wake(struct rapt_engine *eng)
 
 	/* EAGAIN means the counter is already non-zero: a wakeup is due. */
 	do {
-		n = write(eng->evfd, &one, sizeof(one));
+		n = rapt_sys_write(eng->evfd, &one, sizeof(one));
 	} while (n < 0 && errno == EINTR);
 }
 
@@ -149,7 +149,7 @@ static void engine_evfd_clear(struct rapt_engine *eng)
 	ssize_t n;
 
 	do {
-		n = read(eng->evfd, &v, sizeof(v));
+		n = rapt_sys_read(eng->evfd, &v, sizeof(v));
 	} while (n < 0 && errno == EINTR);
 }
 
@@ -251,7 +251,7 @@ void rapt_engine_close(struct rapt_engine *eng, struct rapt_io *io,
 		setsockopt(io->fd, SOL_SOCKET, SO_LINGER, &rst, sizeof(rst));
 	if (io->registered)
 		epoll_ctl(eng->epfd, EPOLL_CTL_DEL, io->fd, NULL);
-	close(io->fd);
+	rapt_sys_close(io->fd);
 	io->fd = -1;
 	io->events = 0;
 	io->registered = false;
@@ -433,7 +433,8 @@ static int engine_epoll(struct rapt_engine *eng, struct epoll_event *ev,
 			return -1;
 		ns = 0;
 	}
-	return epoll_wait(eng->epfd, ev, ENGINE_BATCH, ns < 0 ? -1 : 0);
+	return rapt_sys_epoll_wait(eng->epfd, ev, ENGINE_BATCH,
+				   ns < 0 ? -1 : 0);
 #else
 #ifdef HAVE_EPOLL_PWAIT2
 	static atomic_bool no_pwait2;
@@ -451,8 +452,9 @@ static int engine_epoll(struct rapt_engine *eng, struct epoll_event *ev,
 		atomic_store_explicit(&no_pwait2, true, memory_order_relaxed);
 	}
 #endif
-	return epoll_wait(eng->epfd, ev, ENGINE_BATCH,
-			  ns < 0 ? -1 : (int)((ns + 999999) / 1000000));
+	return rapt_sys_epoll_wait(eng->epfd, ev, ENGINE_BATCH,
+				   ns < 0 ? -1 :
+				   (int)((ns + 999999) / 1000000));
 #endif
 }
 
@@ -641,7 +643,7 @@ static void pass_now(struct rapt_engine *eng)
 	struct epoll_event ev[ENGINE_BATCH];
 	int n;
 
-	n = epoll_wait(eng->epfd, ev, ENGINE_BATCH, 0);
+	n = rapt_sys_epoll_wait(eng->epfd, ev, ENGINE_BATCH, 0);
 	engine_dispatch(eng, ev, n > 0 ? n : 0);
 	defers_run(eng);
 	timers_run(eng);
@@ -890,9 +892,9 @@ int rapt_engine_start(struct rapt_engine **out, const char *prov)
 	return 0;
 
 err_evfd:
-	close(eng->evfd);
+	rapt_sys_close(eng->evfd);
 err_epoll:
-	close(eng->epfd);
+	rapt_sys_close(eng->epfd);
 err_free:
 	pthread_mutex_destroy(&eng->run);
 	pthread_mutex_destroy(&eng->lock);
@@ -917,8 +919,8 @@ void rapt_engine_stop(struct rapt_engine *eng)
 	graveyard_free(eng);
 	if (!rapt_list_empty(&eng->timers))
 		eng_warn(eng, "engine stopped with timers still armed");
-	close(eng->evfd);
-	close(eng->epfd);
+	rapt_sys_close(eng->evfd);
+	rapt_sys_close(eng->epfd);
 	pthread_mutex_destroy(&eng->run);
 	pthread_mutex_destroy(&eng->lock);
 	free(eng);

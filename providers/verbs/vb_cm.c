@@ -1352,7 +1352,7 @@ int vb_cm_start(struct vb_ia *ia)
 		goto err_ch;
 	ret = rapt_engine_add(ia->eng, &ia->cm_io, EPOLLIN);
 	if (ret) {
-		close(ia->cm_io.fd);
+		rapt_sys_close(ia->cm_io.fd);
 		rdma_destroy_event_channel(ia->cmch);
 		return ret;
 	}
@@ -1364,7 +1364,7 @@ int vb_cm_start(struct vb_ia *ia)
 	ia->diag_fd = vb_tp->tcp_wire ? vb_tcp_diag_open() : -1;
 	ia->tcp_diag = ia->diag_fd >= 0 && vb_tcp_diag_works(ia->diag_fd);
 	if (!ia->tcp_diag && ia->diag_fd >= 0) {
-		close(ia->diag_fd);
+		rapt_sys_close(ia->diag_fd);
 		ia->diag_fd = -1;
 	}
 	if (vb_tp->tcp_wire && !ia->tcp_diag)
@@ -1395,7 +1395,7 @@ void vb_cm_stop(struct vb_ia *ia)
 	rapt_timer_cancel(ia->eng, &ia->req_timer);
 	rapt_engine_call(ia->eng, cm_unregister, ia);
 	if (ia->diag_fd >= 0)
-		close(ia->diag_fd);
+		rapt_sys_close(ia->diag_fd);
 	ia->diag_fd = -1;
 	rdma_destroy_event_channel(ia->cmch);
 	pthread_cond_destroy(&cn->gone);

@@ -449,7 +449,7 @@ static void evd_release(void *arg)
 	struct vb_evd *evd = arg;
 
 	if (evd->epfd >= 0)
-		close(evd->epfd);
+		rapt_sys_close(evd->epfd);
 	if (evd->cq) {
 		channel_drain(evd);
 		if (ibv_destroy_cq(evd->cq))

@@ -929,7 +929,7 @@ static void ep_drain(struct vb_ep *ep)
 			return;
 		if (now_ns() > end)
 			break;
-		nanosleep(&ts, NULL);
+		rapt_sys_nanosleep(&ts);
 	}
 	vb_dbg("QP %u: %u receives and %u sends did not flush; completing them FLUSHED",
 		ep->qp->qp_num, ep->rq_tail - load32(&ep->rq_head),

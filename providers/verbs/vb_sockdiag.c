@@ -93,7 +93,7 @@ static int diag_answer(int fd, uint32_t seq, struct diag_res *res)
 	res->state = -1;
 	res->info = false;
 	for (;;) {
-		n = recv(fd, buf, sizeof(buf), 0);
+		n = rapt_sys_recv(fd, buf, sizeof(buf), 0);
 		if (n < 0)
 			return -2;
 		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
@@ -250,6 +250,6 @@ bool vb_tcp_diag_works(int diag)
 	    !getsockname(fd, (struct sockaddr *)&sa, &len))
 		st = vb_tcp_state(diag, (struct sockaddr *)&sa,
 				  (struct sockaddr *)&any, 0);
-	close(fd);
+	rapt_sys_close(fd);
 	return st == TCP_LISTEN;
 }

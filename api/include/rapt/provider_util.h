@@ -25,6 +25,8 @@
  *   thread    a provider's own threads: no application signal handler
  *             runs in them, faults still reach the process's handlers
  *             (providers/util/thread.c)
+ *   sys       system calls that are not cancellation points (inline,
+ *             below; librapt uses them too)
  *
  * Nothing here takes a lock of the caller's; the engine's own locks are
  * leaves.  docs/provider-guide.md, "The provider toolkit", is the
@@ -39,10 +41,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -224,6 +233,169 @@ static inline void *rapt_zalloc(size_t n, size_t size)
 	__asm__("" : "+r"(p));
 	return memset(p, 0, len);
 }
+
+/* ------------------------------------------------------------------ */
+/* System calls that are not cancellation points                       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * glibc's send(), recv(), sendmsg(), recvmsg(), read(), write(), close(),
+ * connect(), accept4(), open(), poll(), epoll_wait() and nanosleep() are
+ * cancellation points: a consumer thread cancelled (pthread_cancel(),
+ * deferred) while a provider makes one of them inside a rapt call would
+ * end with the provider's locks held (an EP's, or the engine's run lock
+ * in a pass that a busy-polling consumer drives).  Only rapt_evd_wait()'s
+ * sleep may act on a cancellation (rapt(7), "THREADING"): a provider makes
+ * these system calls through the functions below instead.  They go
+ * through syscall(2), which is not a cancellation point, and so also skip
+ * the two atomic operations with which glibc's wrappers switch a thread
+ * to asynchronous cancellation around each call.  Inline: the data path
+ * makes them on every message.
+ *
+ * Each returns what the glibc function of the same name returns, with
+ * errno set the same way (-1 and errno on failure).  rapt_sys_open() is
+ * open() with a mode (used with O_CREAT), rapt_sys_poll() is poll() and
+ * rapt_sys_epoll_wait() epoll_wait() (both with a timeout in
+ * milliseconds, -1 for none), rapt_sys_nanosleep() sleeps on
+ * CLOCK_MONOTONIC and reports no remaining time.
+ *
+ * ThreadSanitizer builds with _GNU_SOURCE call glibc's functions instead
+ * (RAPT_SYS_LIBC): tsan learns the order that a file descriptor gives
+ * two threads (an eventfd written by one and read by the other) from its
+ * interceptors, and without them reports races that are none.
+ * Cancellation is not tested there (providers/tcp/test_cancel.c).
+ */
+#if !defined(RAPT_SYS_LIBC) && defined(_GNU_SOURCE)
+#if defined(__SANITIZE_THREAD__)
+#define RAPT_SYS_LIBC 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RAPT_SYS_LIBC 1
+#endif
+#endif
+#endif
+
+#ifdef RAPT_SYS_LIBC
+#define RAPT_SYS_(libc_call, raw_call)	return libc_call
+#else
+#define RAPT_SYS_(libc_call, raw_call)	return raw_call
+#if !defined(__USE_MISC) && !defined(__cplusplus)
+long syscall(long number, ...);	/* unistd.h's, hidden by strict modes */
+#endif
+#endif
+
+/* Linux's values, which strict modes leave undefined. */
+#define RAPT_SYS_AT_FDCWD		(-100)
+#define RAPT_SYS_CLOCK_MONOTONIC	1
+
+/* The kernel's sigset_t, the size ppoll() and epoll_pwait() check (no
+ * mask is given: it must still be right). */
+#ifdef _NSIG
+#define RAPT_SYS_SIGSET_SIZE	(_NSIG / 8)
+#else
+#define RAPT_SYS_SIGSET_SIZE	8
+#endif
+
+static inline ssize_t rapt_sys_send(int fd, const void *buf, size_t len,
+				    int flags)
+{
+	RAPT_SYS_(send(fd, buf, len, flags),
+		  syscall(SYS_sendto, fd, buf, len, flags, NULL, 0));
+}
+
+static inline ssize_t rapt_sys_recv(int fd, void *buf, size_t len, int flags)
+{
+	RAPT_SYS_(recv(fd, buf, len, flags),
+		  syscall(SYS_recvfrom, fd, buf, len, flags, NULL, NULL));
+}
+
+static inline ssize_t rapt_sys_sendmsg(int fd, const struct msghdr *msg,
+				       int flags)
+{
+	RAPT_SYS_(sendmsg(fd, msg, flags),
+		  syscall(SYS_sendmsg, fd, msg, flags));
+}
+
+static inline ssize_t rapt_sys_recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	RAPT_SYS_(recvmsg(fd, msg, flags),
+		  syscall(SYS_recvmsg, fd, msg, flags));
+}
+
+static inline ssize_t rapt_sys_read(int fd, void *buf, size_t len)
+{
+	RAPT_SYS_(read(fd, buf, len), syscall(SYS_read, fd, buf, len));
+}
+
+static inline ssize_t rapt_sys_write(int fd, const void *buf, size_t len)
+{
+	RAPT_SYS_(write(fd, buf, len), syscall(SYS_write, fd, buf, len));
+}
+
+static inline int rapt_sys_close(int fd)
+{
+	RAPT_SYS_(close(fd), (int)syscall(SYS_close, fd));
+}
+
+static inline int rapt_sys_connect(int fd, const struct sockaddr *sa,
+				   socklen_t len)
+{
+	RAPT_SYS_(connect(fd, sa, len), (int)syscall(SYS_connect, fd, sa, len));
+}
+
+static inline int rapt_sys_accept4(int fd, struct sockaddr *sa,
+				   socklen_t *len, int flags)
+{
+	RAPT_SYS_(accept4(fd, sa, len, flags),
+		  (int)syscall(SYS_accept4, fd, sa, len, flags));
+}
+
+static inline int rapt_sys_open(const char *path, int flags,
+				unsigned int mode)
+{
+	RAPT_SYS_(open(path, flags, mode),
+		  (int)syscall(SYS_openat, RAPT_SYS_AT_FDCWD, path, flags,
+			       mode));
+}
+
+/* ppoll(), which every architecture has (poll() is missing on some). */
+static inline int rapt_sys_poll(struct pollfd *fds, unsigned int n,
+				int timeout_ms)
+{
+#ifdef RAPT_SYS_LIBC
+	return poll(fds, n, timeout_ms);
+#else
+	struct timespec ts = {
+		.tv_sec = timeout_ms / 1000,
+		.tv_nsec = (long)(timeout_ms % 1000) * 1000000,
+	};
+
+	return (int)syscall(SYS_ppoll, fds, (nfds_t)n,
+			    timeout_ms < 0 ? NULL : &ts, NULL,
+			    RAPT_SYS_SIGSET_SIZE);
+#endif
+}
+
+/* epoll_pwait() without a mask, which every architecture has. */
+static inline int rapt_sys_epoll_wait(int epfd, struct epoll_event *ev,
+				      int max, int timeout_ms)
+{
+	RAPT_SYS_(epoll_wait(epfd, ev, max, timeout_ms),
+		  (int)syscall(SYS_epoll_pwait, epfd, ev, max, timeout_ms,
+			       NULL, RAPT_SYS_SIGSET_SIZE));
+}
+
+static inline int rapt_sys_nanosleep(const struct timespec *req)
+{
+	RAPT_SYS_(nanosleep(req, NULL),
+		  (int)syscall(SYS_clock_nanosleep, RAPT_SYS_CLOCK_MONOTONIC,
+			       0, req, NULL));
+}
+
+#undef RAPT_SYS_
+#undef RAPT_SYS_AT_FDCWD
+#undef RAPT_SYS_CLOCK_MONOTONIC
+#undef RAPT_SYS_SIGSET_SIZE
 
 /* ------------------------------------------------------------------ */
 /* Progress engine (providers/util/engine.c)                           */
