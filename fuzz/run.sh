@@ -3,13 +3,15 @@
 # Run libFuzzer targets for a set time each: run.sh SEEDDIR SECONDS NAME...
 # From the build directory (make fuzz).  Each target starts from its seed
 # corpus (SEEDDIR/<seeds>.txt, one hex input per line) plus what earlier
-# runs found (fuzz-out/<name>/corpus), niced, one job.  Prints each
-# target's execution count; exit status 1 if one crashed (the crashing
-# input is fuzz-out/<name>/crash-*: make it a unit test).
+# runs found (fuzz-out/<name>/corpus), niced, one job; FUZZ_JOBS targets
+# (default 1) run at a time.  Prints each target's execution count, in
+# the order given; exit status 1 if one crashed (the crashing input is
+# fuzz-out/<name>/crash-*: make it a unit test).
 set -u
 seeds=$1
 secs=$2
 shift 2
+jobs=${FUZZ_JOBS:-1}
 fail=0
 seedfile()
 {
@@ -18,7 +20,11 @@ seedfile()
 	*) echo "$seeds/$1.txt" ;;
 	esac
 }
-for t in "$@"; do
+# run_one NAME: fuzz one target; its report goes to fuzz-out/NAME/report,
+# its verdict (0 or 1) to fuzz-out/NAME/rc.
+run_one()
+{
+	t=$1
 	out=fuzz-out/$t
 	mkdir -p "$out/corpus" "$out/seeds"
 	# shellcheck disable=SC2046
@@ -34,6 +40,7 @@ for f in sys.argv[2:]:
         open(os.path.join(out, 'seed-%03d' % n), 'wb').write(bytes.fromhex(line))
         n += 1
 PY
+	{
 	echo "== fuzz_$t: $secs s"
 	# LeakSanitizer stops the world with ptrace, which fails beside the
 	# provider's engine thread here: leaks are the ASan build's job there.
@@ -49,9 +56,32 @@ PY
 	if test $rc -ne 0; then
 		echo "FAIL: fuzz_$t (exit $rc): $(ls "$out"/crash-* "$out"/leak-* "$out"/timeout-* 2>/dev/null | head -1)"
 		tail -30 "$out/log"
-		fail=1
+		echo 1 >"$out/rc"
 	else
 		echo "PASS: fuzz_$t"
+		echo 0 >"$out/rc"
 	fi
+	} >"$out/report"
+}
+running=0
+for t in "$@"; do
+	mkdir -p "fuzz-out/$t"
+	rm -f "fuzz-out/$t/rc"
+	run_one "$t" &
+	running=$((running + 1))
+	if test "$running" -ge "$jobs"; then
+		wait
+		running=0
+	fi
+done
+wait
+for t in "$@"; do
+	cat "fuzz-out/$t/report" 2>/dev/null
+	case $(cat "fuzz-out/$t/rc" 2>/dev/null) in
+	0) ;;
+	1) fail=1 ;;
+	*) echo "FAIL: fuzz_$t: no verdict (the run did not finish)"
+	   fail=1 ;;
+	esac
 done
 exit $fail

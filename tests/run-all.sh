@@ -72,8 +72,8 @@ show_failed() {
 distcheck_in() {
 	local b
 	b=$(tests/ci/build.sh build-ci --enable-werror) || return 1
-	make -C "$b" distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror &&
-		return 0
+	make -C "$b" -j"$(nproc)" distcheck \
+		DISTCHECK_CONFIGURE_FLAGS=--enable-werror && return 0
 	show_failed "$b"
 	return 1
 }
@@ -83,12 +83,14 @@ run "check (ASan+UBSan)" check_in build-ci-asan --enable-werror --enable-debug \
 	--enable-asan --enable-ubsan
 run "check (TSan)" check_in build-ci-tsan --enable-werror --enable-tsan
 run "distcheck" distcheck_in
-# A short pass of every fuzz target (make fuzz; 6 x 15 s).  Long campaigns
-# are for make fuzz FUZZ_SECONDS=... by hand.
+# A short pass of every fuzz target (make fuzz; 6 x 15 s, one target per
+# CPU at a time).  Long campaigns are for make fuzz FUZZ_SECONDS=... by
+# hand.
 fuzz_pass() {
 	local b
 	b=$(CC=clang tests/ci/build.sh build-ci-fuzz --enable-fuzz) || return 1
-	make -C "$b" fuzz FUZZ_SECONDS="${RAPT_FUZZ_SECONDS:-15}"
+	make -C "$b" fuzz FUZZ_SECONDS="${RAPT_FUZZ_SECONDS:-15}" \
+		FUZZ_JOBS="$(nproc)"
 }
 run "fuzz (short pass)" fuzz_pass
 # Run a script that prints PASS:/FAIL:/SKIP: lines; they count with the
