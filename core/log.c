@@ -7,6 +7,13 @@
  * core) are read once.  rapt_prov_log_enabled() sits on hot paths behind
  * RAPT_PLOG(): a message above the level costs one relaxed load and one
  * compare.
+ *
+ * A line goes to stderr's file descriptor with write(2) as the toolkit
+ * makes it (rapt_sys_write(), not a cancellation point): rapt logs from
+ * inside its calls, some with a lock held, and a thread cancelled there
+ * must not end in the middle of a line.  stdio's buffer is bypassed, so a
+ * program that made stderr buffered sees rapt's lines before its own
+ * unflushed output.
  */
 #include "config.h"
 
@@ -16,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include <rapt/provider_util.h>
 
 #include "rapt_int.h"
 #include "registry.h"
@@ -39,8 +48,28 @@ static const char *const level_names[] = {
 	[RAPT_LOG_TRACE] = "trace",
 };
 
+/* All of @s on stderr's descriptor, in as few write(2)s as it takes. */
+static void log_write(const char *s, size_t n)
+{
+	int fd = fileno(stderr);
+	ssize_t w;
+
+	while (fd >= 0 && n > 0) {
+		w = rapt_sys_write(fd, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
 static int parse_level(const char *s)
 {
+	char buf[256];
+	int n;
+
 	unsigned int i;
 
 	if (!s || !*s)
@@ -52,9 +81,12 @@ static int parse_level(const char *s)
 			return (int)i;
 	if (!strcasecmp(s, "warning"))
 		return RAPT_LOG_WARN;
-	fprintf(stderr,
-		"rapt:core:%s: warn: RAPT_LOG_LEVEL=%s is not 0-5 or none, error, warn, info, debug, trace; using warn\n",
-		__func__, s);
+	n = snprintf(buf, sizeof(buf),
+		     "rapt:core:%s: warn: RAPT_LOG_LEVEL=%.64s is not 0-5 or none, error, warn, info, debug, trace; using warn\n",
+		     __func__, s);
+	if (n > 0)
+		log_write(buf, (size_t)n < sizeof(buf) ? (size_t)n :
+			  sizeof(buf) - 1);
 	return RAPT_LOG_WARN;
 }
 
@@ -134,7 +166,8 @@ RAPT_SDK int rapt_prov_log_enabled(int level, const char *prov)
  * @fmt: printf format of the message
  *
  * The line reads "rapt:<prov>:<func>:<line>: <level>: <message>" and is
- * written with one call, so lines of concurrent threads do not mix.
+ * written with one write(2), so lines of concurrent threads do not mix;
+ * the call is not a cancellation point.
  * errno is preserved, so "%m" works and callers may log before they look
  * at errno.
  */
@@ -160,7 +193,6 @@ RAPT_SDK void rapt_prov_log(int level, const char *prov, const char *func,
 	if ((size_t)n == sizeof(buf) - 1)
 		n--;		/* truncated: make room for the newline */
 	buf[n++] = '\n';
-	buf[n] = '\0';
-	fputs(buf, stderr);
+	log_write(buf, (size_t)n);
 	errno = saved;
 }

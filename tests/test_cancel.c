@@ -8,6 +8,10 @@
  * object, so that both kinds of sleeper are cancelled: the leader in
  * poll() on the wait object and the followers on condition variables.
  *
+ * And a thread cancelled while rapt logs (core/log.c) ends at its own
+ * cancellation point, never inside rapt_prov_log(): rapt logs from inside
+ * its calls, some with a lock held.
+ *
  * Under ThreadSanitizer the program skips: tsan runs a cancelled thread's
  * cleanup handlers from inside its poll() interceptor, which hides their
  * locking from it, so it reports races that are not there
@@ -15,11 +19,14 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <CUnit/Basic.h>
 
@@ -298,6 +305,80 @@ static void test_cancel_after_post_follower(void)
 	cancel_after_post(true);
 }
 
+/* A thread that logs error lines (printed at the default level) in a
+ * loop, its one cancellation point its own pthread_testcancel(). */
+struct logger {
+	pthread_t thread;
+	atomic_ulong lines;
+	atomic_int in_log;	/* inside rapt_prov_log() */
+	atomic_int died_in_log;	/* where the cancel found it: -1 not yet */
+};
+
+static void logger_cancelled(void *arg)
+{
+	struct logger *l = arg;
+
+	atomic_store(&l->died_in_log, atomic_load(&l->in_log));
+}
+
+static void *logger_main(void *arg)
+{
+	struct logger *l = arg;
+
+	pthread_cleanup_push(logger_cancelled, l);
+	for (;;) {
+		atomic_store(&l->in_log, 1);
+		rapt_prov_log(RAPT_LOG_ERROR, "core", __func__, __LINE__,
+			      "line %lu of a thread about to be cancelled",
+			      atomic_load(&l->lines));
+		atomic_store(&l->in_log, 0);
+		atomic_fetch_add(&l->lines, 1);
+		pthread_testcancel();
+	}
+	pthread_cleanup_pop(0);
+	return NULL;
+}
+
+#define LOG_ROUNDS	20
+#define LOG_LINES	1000
+
+static void test_cancel_logging(void)
+{
+	int saved = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY);
+	struct logger l;
+	int round, inside = 0, ended = 0;
+	unsigned long seen;
+
+	CU_ASSERT_FATAL(saved >= 0 && null >= 0);
+	CU_ASSERT_FATAL(rapt_prov_log_enabled(RAPT_LOG_ERROR, "core"));
+	CU_ASSERT_EQUAL_FATAL(dup2(null, STDERR_FILENO), STDERR_FILENO);
+	for (round = 0; round < LOG_ROUNDS; round++) {
+		memset(&l, 0, sizeof(l));
+		atomic_store(&l.died_in_log, -1);
+		if (pthread_create(&l.thread, NULL, logger_main, &l))
+			break;
+		/* Cancel once the thread has logged for a while: almost all
+		 * of its time is then inside rapt_prov_log(). */
+		do
+			sched_yield();
+		while (atomic_load(&l.lines) < LOG_LINES * (round + 1u));
+		seen = atomic_load(&l.lines);
+		pthread_cancel(l.thread);
+		pthread_join(l.thread, NULL);
+		if (atomic_load(&l.died_in_log) == 1) {
+			inside++;
+			fprintf(stdout, "\n  round %d: cancelled inside rapt_prov_log() after %lu lines",
+				round, seen);
+		}
+		ended++;
+	}
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(null);
+	CU_ASSERT_EQUAL(ended, LOG_ROUNDS);
+	CU_ASSERT_EQUAL(inside, 0);
+}
+
 static const struct test_case cases[] = {
 	{ "cancelled waiters, leader and follower, leave the line",
 	  test_cancel_sleepers },
@@ -309,6 +390,8 @@ static const struct test_case cases[] = {
 	  test_cancel_after_post_leader },
 	{ "an event granted to a cancelled follower is not lost",
 	  test_cancel_after_post_follower },
+	{ "a thread cancelled while rapt logs ends outside the log call",
+	  test_cancel_logging },
 	{ NULL, NULL },
 };
 
