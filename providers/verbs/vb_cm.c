@@ -18,10 +18,17 @@
  * An iWARP rdma_connect() may block: kernel siw connects its TCP socket
  * synchronously inside it (for a peer that never answers, for as long as
  * the kernel's SYN retries last).  So there it runs on the IA's connector
- * threads (spawned as needed, at most VB_CONNECTORS), and the connect
- * timeout is the EP's engine timer, which ends the connect with TIMED_OUT
- * whatever the thread is doing.  On IB it only sends the REQ and runs on
- * the runner.
+ * threads, and the connect timeout is the EP's engine timer, which ends
+ * the connect with TIMED_OUT whatever the thread is doing.  On IB it only
+ * sends the REQ and runs on the runner.
+ *
+ * The connector threads are made with the EPs, one per EP up to
+ * VB_CONNECTORS (vb_cm_ep_added), on the thread that creates the EP: not
+ * on the runner when a route is resolved, where each one held up every
+ * rdma_cm event behind it, nor in a burst of connects, where a new thread
+ * waited a scheduler slice behind the busy-polling consumer before it
+ * first ran (dtestcm -c 30 on siw: 1.18 times the connections a second,
+ * docs/dat-compat.md).  They live until the IA closes.
  */
 #include "config.h"
 
@@ -535,6 +542,7 @@ static void connector_queue(struct vb_ep *ep)
 	else
 		cn->head = ep;
 	cn->tail = ep;
+	/* Made with the EPs; only a failure then leaves it to here. */
 	if (!cn->idle && cn->threads < VB_CONNECTORS) {
 		err = connector_spawn(ep->ia);
 		if (!err)
@@ -545,6 +553,51 @@ static void connector_queue(struct vb_ep *ep)
 	pthread_mutex_unlock(&cn->lock);
 	if (err && !cn->threads)
 		vb_err("cannot start a connector thread: %s", strerror(err));
+}
+
+/**
+ * vb_cm_ep_added - an EP of @ia was created: one connector thread more
+ * @ia: the IA
+ *
+ * On a transport whose connects run on the connector (iWARP), the IA
+ * keeps one connector thread per EP, up to VB_CONNECTORS, made here, on
+ * the thread that creates the EP.  A thread that cannot be made now is
+ * made by the connect that needs it (connector_queue).
+ */
+void vb_cm_ep_added(struct vb_ia *ia)
+{
+	struct vb_connector *cn = &ia->conn;
+	int err = 0;
+
+	if (!vb_tp->tcp_wire)
+		return;
+	pthread_mutex_lock(&cn->lock);
+	cn->eps++;
+	if (!cn->stop && cn->threads < cn->eps &&
+	    cn->threads < VB_CONNECTORS) {
+		err = connector_spawn(ia);
+		if (!err)
+			cn->threads++;
+	}
+	pthread_mutex_unlock(&cn->lock);
+	if (err)
+		vb_dbg("%s: no connector thread ahead of a connect: %s",
+		       ia->dev, strerror(err));
+}
+
+/**
+ * vb_cm_ep_removed - an EP of @ia is gone (its threads stay)
+ * @ia: the IA
+ */
+void vb_cm_ep_removed(struct vb_ia *ia)
+{
+	struct vb_connector *cn = &ia->conn;
+
+	if (!vb_tp->tcp_wire)
+		return;
+	pthread_mutex_lock(&cn->lock);
+	cn->eps--;
+	pthread_mutex_unlock(&cn->lock);
 }
 
 /* ------------------------------------------------------------------ */

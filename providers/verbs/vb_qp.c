@@ -1192,6 +1192,7 @@ int vb_ep_create(void *pia, void *ppz, struct rapt_core_ep *cep,
 	ret = vb_qp_create(ep, &ep->attr);
 	if (ret)
 		goto err_slot;
+	vb_cm_ep_added(ia);
 	*pep = ep;
 	return 0;
 
@@ -1241,6 +1242,7 @@ void vb_ep_destroy(struct vb_ep *ep)
 	err = ibv_destroy_qp(ep->qp);
 	if (err)
 		vb_err("ibv_destroy_qp: %s", strerror(err));
+	vb_cm_ep_removed(ep->ia);
 	ep_release(ep);
 }
 

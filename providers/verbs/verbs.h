@@ -217,6 +217,7 @@ struct vb_connector {
 	struct vb_ep *head, *tail;	/* queued connects */
 	uint32_t threads;		/* alive */
 	uint32_t idle;			/* waiting for work */
+	uint32_t eps;			/* EPs of the IA, that might connect */
 	bool stop;
 	pthread_cond_t gone;		/* threads reached 0 */
 };
@@ -764,6 +765,8 @@ void vb_cm_hangup(struct vb_ep *ep);
 /* ep_free's part in vb_cm.c: wait for the connector, destroy the id
  * (outside the engine: a connecting iWARP id waits for its reply). */
 void vb_cm_ep_release(struct vb_ep *ep);
+void vb_cm_ep_added(struct vb_ia *ia);
+void vb_cm_ep_removed(struct vb_ia *ia);
 
 /* Arm (kind != VB_TMR_NONE) or cancel the EP's timer. */
 void vb_ep_timer(struct vb_ep *ep, enum vb_timer_kind kind,
