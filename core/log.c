@@ -68,9 +68,8 @@ static void log_write(const char *s, size_t n)
 static int parse_level(const char *s)
 {
 	char buf[256];
-	int n;
-
 	unsigned int i;
+	int n;
 
 	if (!s || !*s)
 		return RAPT_LOG_WARN;

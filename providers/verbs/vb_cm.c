@@ -27,8 +27,8 @@
  * on the runner when a route is resolved, where each one held up every
  * rdma_cm event behind it, nor in a burst of connects, where a new thread
  * waited a scheduler slice behind the busy-polling consumer before it
- * first ran (dtestcm -c 30 on siw: 1.18 times the connections a second,
- * docs/dat-compat.md).  They live until the IA closes.
+ * first ran (dtestcm -c 30 on siw: 1.12-1.16 times the connections a
+ * second, docs/dat-compat.md).  They live until the IA closes.
  */
 #include "config.h"
 
