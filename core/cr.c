@@ -245,6 +245,7 @@ RAPT_SDK void rapt_prov_cr_cancel(struct rapt_core_cr *cr)
 void rapt__cr_reap_orphans(struct rapt_core_ia *ia)
 {
 	struct rapt_core_cr *cr;
+	int nc;
 
 	for (;;) {
 		pthread_mutex_lock(&ia->lock);
@@ -258,8 +259,11 @@ void rapt__cr_reap_orphans(struct rapt_core_ia *ia)
 	}
 	/* Orphans a decision took off the list are being freed there. */
 	pthread_mutex_lock(&ia->lock);
+	/* A cancellation point (and ia->lock held across it): held off. */
+	nc = rapt_nocancel_begin();
 	while (ia->norphans)
 		pthread_cond_wait(&ia->orphans_gone, &ia->lock);
+	rapt_nocancel_end(nc);
 	pthread_mutex_unlock(&ia->lock);
 }
 
@@ -472,8 +476,8 @@ static int cr_accept(struct rapt_core_cr *cr, struct rapt_core_ep *ep,
 	 * carries the mark (ep_event.c). */
 	if (foreign)
 		ep_mark_foreign(ep, true);
-	ret = rapt__ops(&cr->obj)->cr_accept(ppsp, cr, ep->obj.prov, wire,
-					     (size_t)wlen);
+	RAPT_NOCANCEL(ret = rapt__ops(&cr->obj)->cr_accept(ppsp, cr,
+			ep->obj.prov, wire, (size_t)wlen));
 	if (ret) {
 		if (foreign)
 			ep_mark_foreign(ep, false);
@@ -530,6 +534,7 @@ RAPT_API int rapt_cr_reject(struct rapt_cr *handle, const void *pdata,
 	ret = cr_begin(cr, "rapt_cr_reject", &ppsp);
 	if (ret)
 		return ret;
-	ret = rapt__ops(o)->cr_reject(ppsp, cr, wire, (size_t)wlen);
+	RAPT_NOCANCEL(ret = rapt__ops(o)->cr_reject(ppsp, cr, wire,
+						    (size_t)wlen));
 	return cr_end(cr, ret, -1, "rapt_cr_reject");
 }

@@ -232,15 +232,17 @@ static int ep_prov_create(struct rapt_obj *pz, struct rapt_core_ep *ep)
 	const struct rapt_prov_ops *ops = rapt__ops(pz);
 	int ret;
 
-	ret = ops->ep_create(pz->ia->obj.prov, pz->prov, ep,
-			     rapt__obj_handle(&ep->obj), &ep->attr,
-			     evd_prov(ep->recv_evd), evd_prov(ep->req_evd),
-			     evd_prov(ep->conn_evd), &ep->obj.prov);
+	RAPT_NOCANCEL(ret = ops->ep_create(pz->ia->obj.prov, pz->prov, ep,
+					   rapt__obj_handle(&ep->obj),
+					   &ep->attr, evd_prov(ep->recv_evd),
+					   evd_prov(ep->req_evd),
+					   evd_prov(ep->conn_evd),
+					   &ep->obj.prov));
 	if (ret || !ep->srq)
 		return ret;
-	ret = ops->ep_set_srq(ep->obj.prov, ep->srq->obj.prov);
+	RAPT_NOCANCEL(ret = ops->ep_set_srq(ep->obj.prov, ep->srq->obj.prov));
 	if (ret)
-		ops->ep_free(ep->obj.prov);
+		RAPT_NOCANCEL(ops->ep_free(ep->obj.prov));
 	return ret;
 }
 
@@ -317,7 +319,7 @@ RAPT_API int rapt_ep_free(struct rapt_ep *handle)
 	if (ret)
 		return ret;
 	ep = (struct rapt_core_ep *)o;
-	ret = rapt__ops(o)->ep_free(o->prov);
+	RAPT_NOCANCEL(ret = rapt__ops(o)->ep_free(o->prov));
 	if (ret) {
 		rapt__obj_revive(o);
 		return rapt__fail(ret, "provider could not free an EP: %s",
@@ -399,8 +401,8 @@ static int ep_connect(struct rapt_core_ep *ep, const struct sockaddr *remote,
 		return rapt__fail(RAPT_ENOMEM, "rapt_ep_connect: out of memory");
 	if (ep_transit(ep, RAPT_EP_UNCONNECTED, RAPT_EP_ACTIVE_PENDING))
 		return ep_state_fail(ep, "rapt_ep_connect");
-	ret = rapt__ops(&ep->obj)->ep_connect(ep->obj.prov, remote, sid, wire,
-					      (size_t)wlen, timeout_us);
+	RAPT_NOCANCEL(ret = rapt__ops(&ep->obj)->ep_connect(ep->obj.prov,
+			remote, sid, wire, (size_t)wlen, timeout_us));
 	if (ret) {
 		atomic_store(&ep->state, RAPT_EP_UNCONNECTED);
 		return rapt__fail(ret, "provider could not start the connect: %s",
@@ -468,8 +470,8 @@ static int ep_disconnect(struct rapt_core_ep *ep, unsigned int flags,
 	ret = disconnect_move(ep, flags);
 	if (ret)
 		return ret;
-	ret = rapt__ops(&ep->obj)->ep_disconnect(ep->obj.prov, flags, wire,
-						 (size_t)wlen);
+	RAPT_NOCANCEL(ret = rapt__ops(&ep->obj)->ep_disconnect(ep->obj.prov,
+			flags, wire, (size_t)wlen));
 	if (ret)
 		return rapt__fail(ret, "provider could not disconnect: %s",
 				  rapt_strerror(ret));
@@ -588,7 +590,8 @@ static int ep_modify(struct rapt_core_ep *ep, const struct rapt_ep_attr *in,
 	 * provider takes its own EP lock there, and holds that one when it
 	 * reports events, which take the core lock. */
 	if (!ret)
-		ret = rapt__ops(&ep->obj)->ep_modify(ep->obj.prov, &a, mask);
+		RAPT_NOCANCEL(ret = rapt__ops(&ep->obj)->ep_modify(ep->obj.prov,
+				&a, mask));
 	pthread_mutex_lock(&ep->lock);
 	if (!ret) {
 		ep->attr = a;

@@ -51,7 +51,7 @@ static int ep_reset(struct rapt_core_ep *ep)
 				 rapt_ep_state_name(s));
 		goto out;
 	}
-	ret = ep->ops->ep_reset(ep->obj.prov);
+	RAPT_NOCANCEL(ret = ep->ops->ep_reset(ep->obj.prov));
 	if (ret) {
 		rapt__fail(ret, "provider could not reset the EP: %s",
 			   rapt_strerror(ret));

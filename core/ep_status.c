@@ -20,7 +20,7 @@ static int ep_status(struct rapt_core_ep *ep, struct rapt_ep_status *st)
 				  "rapt_ep_get_status: the provider does not count outstanding work (no RAPT_CAP_EP_STATUS)");
 	memset(st, 0, sizeof(*st));
 	st->state = atomic_load(&ep->state);
-	ret = ep->ops->ep_get_status(ep->obj.prov, &recv, &req);
+	RAPT_NOCANCEL(ret = ep->ops->ep_get_status(ep->obj.prov, &recv, &req));
 	if (ret)
 		return rapt__fail(ret, "provider could not read the EP's status: %s",
 				  rapt_strerror(ret));

@@ -781,8 +781,8 @@ static int evd_setup(struct rapt_core_ia *ia, struct rapt_core_evd *evd)
 		if (ret)
 			return ret;
 	}
-	ret = ia->ops->evd_create(ia->obj.prov, evd, evd->qlen, evd->streams,
-				  &evd->obj.prov);
+	RAPT_NOCANCEL(ret = ia->ops->evd_create(ia->obj.prov, evd, evd->qlen,
+						evd->streams, &evd->obj.prov));
 	if (ret) {
 		rapt__fail(ret, "provider could not create an EVD on IA %s: %s",
 			   ia->attr.name, rapt_strerror(ret));
@@ -866,6 +866,7 @@ err_put:
 static void evd_cancel_waiters(struct rapt_core_evd *evd)
 {
 	struct evd_waiter *w;
+	int nc;
 
 	pthread_mutex_lock(&evd->lock);
 	evd->freeing = true;
@@ -877,8 +878,11 @@ static void evd_cancel_waiters(struct rapt_core_evd *evd)
 	}
 	evd_update_room(evd);
 	evd_runlock(evd);
+	/* A cancellation point (and evd->lock held across it): held off. */
+	nc = rapt_nocancel_begin();
 	while (evd->nwaiters)
 		pthread_cond_wait(&evd->gone, &evd->lock);
+	rapt_nocancel_end(nc);
 	pthread_mutex_unlock(&evd->lock);
 }
 
@@ -927,7 +931,7 @@ RAPT_API int rapt_evd_free(struct rapt_evd *handle)
 	if (evd->streams & RAPT_EVD_ASYNC)
 		evd_detach_async(evd);
 	evd_cancel_waiters(evd);
-	ret = evd->ops->evd_free(o->prov);
+	RAPT_NOCANCEL(ret = evd->ops->evd_free(o->prov));
 	if (ret) {
 		evd_undo_free(evd);
 		return rapt__fail(ret, "provider could not free an EVD: %s",
@@ -1129,13 +1133,15 @@ static void waiter_enqueue(struct rapt_core_evd *evd, struct evd_waiter *w)
  */
 static void evd_find_pfd(struct rapt_core_evd *evd)
 {
-	int fd = -1;
+	int fd = -1, ret;
 
 	if (evd->pfd_known)
 		return;
 	evd->pfd_known = true;
-	if (!evd->progress || !PROVIDER_HAS(evd->obj.ia, evd_trywait) ||
-	    evd->ops->evd_wait_fd(evd->obj.prov, &fd) || fd < 0)
+	if (!evd->progress || !PROVIDER_HAS(evd->obj.ia, evd_trywait))
+		return;
+	RAPT_NOCANCEL(ret = evd->ops->evd_wait_fd(evd->obj.prov, &fd));
+	if (ret || fd < 0)
 		return;
 	evd->pfd = fd;
 }
@@ -1639,8 +1645,10 @@ RAPT_API int rapt_evd_get_fd(struct rapt_evd *handle, int *fd)
 /* rapt_evd_arm's second half: arm the provider's wait objects. */
 static int evd_arm_provider(struct rapt_core_evd *evd)
 {
-	int ret = evd->ops->evd_trywait(evd->obj.prov, RAPT_PROV_WAIT_FD);
+	int ret;
 
+	RAPT_NOCANCEL(ret = evd->ops->evd_trywait(evd->obj.prov,
+						  RAPT_PROV_WAIT_FD));
 	if (!ret || ret == RAPT_EAGAIN)
 		return ret;
 	return rapt__fail(ret, "rapt_evd_arm: the provider could not arm its wait objects: %s",

@@ -63,13 +63,14 @@ RAPT_API int rapt_ia_open(const char *name, struct rapt_ia **out)
 	ret = rapt__obj_reserve(&ia->obj, RAPT_CLS_IA, NULL, ia);
 	if (ret)
 		goto err_free;
-	ret = ia->ops->ia_open(prov->ctx, device, port, ia, &ia->obj.prov);
+	RAPT_NOCANCEL(ret = ia->ops->ia_open(prov->ctx, device, port, ia,
+					     &ia->obj.prov));
 	if (ret) {
 		rapt__fail(ret, "provider %s could not open device %s: %s",
 			   prov->desc->name, device, rapt_strerror(ret));
 		goto err_unregister;
 	}
-	ret = ia->ops->ia_query(ia->obj.prov, &ia->attr);
+	RAPT_NOCANCEL(ret = ia->ops->ia_query(ia->obj.prov, &ia->attr));
 	if (ret) {
 		rapt__fail(ret, "provider %s could not query device %s: %s",
 			   prov->desc->name, device, rapt_strerror(ret));
@@ -82,7 +83,7 @@ RAPT_API int rapt_ia_open(const char *name, struct rapt_ia **out)
 	return 0;
 
 err_close:
-	ia->ops->ia_close(ia->obj.prov);
+	RAPT_NOCANCEL(ia->ops->ia_close(ia->obj.prov));
 err_unregister:
 	rapt__obj_unregister(&ia->obj);
 err_free:
@@ -102,7 +103,7 @@ RAPT_API int rapt_ia_close(struct rapt_ia *handle)
 		return ret;
 	ia = (struct rapt_core_ia *)o;
 	rapt__cr_reap_orphans(ia);
-	ret = ia->ops->ia_close(o->prov);
+	RAPT_NOCANCEL(ret = ia->ops->ia_close(o->prov));
 	if (ret) {
 		rapt__obj_revive(o);
 		return rapt__fail(ret, "provider could not close IA %s: %s",

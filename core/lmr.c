@@ -69,9 +69,10 @@ RAPT_API int rapt_lmr_create(struct rapt_pz *pz_handle, void *addr,
 		goto err_free;
 	/* May take long (pinning a large buffer): nothing but the PZ is
 	 * held meanwhile. */
-	ret = rapt__ops(pz)->lmr_create(pz->ia->obj.prov, pz->prov, addr,
-					length, access, &lmr->info,
-					&lmr->obj.prov);
+	RAPT_NOCANCEL(ret = rapt__ops(pz)->lmr_create(pz->ia->obj.prov,
+						      pz->prov, addr, length,
+						      access, &lmr->info,
+						      &lmr->obj.prov));
 	if (ret) {
 		rapt__fail(ret, "provider could not register %zu bytes: %s",
 			   length, rapt_strerror(ret));
@@ -123,7 +124,7 @@ RAPT_API int rapt_lmr_free(struct rapt_lmr *handle)
 	ret = rapt__obj_kill(handle, RAPT_CLS_LMR, "calls", &o);
 	if (ret)
 		return ret;
-	ret = rapt__ops(o)->lmr_free(o->prov);
+	RAPT_NOCANCEL(ret = rapt__ops(o)->lmr_free(o->prov));
 	if (ret) {
 		rapt__obj_revive(o);
 		return rapt__fail(ret, "provider could not deregister an LMR: %s",

@@ -149,8 +149,8 @@ static int run_init(struct rapt_prov *p, char *reason, size_t reason_len)
 			 rapt_last_error()[0] ? ": " : "", rapt_last_error());
 }
 
-int rapt__prov_load(const char *path, const char *name,
-		    struct rapt_prov **prov, char *reason, size_t reason_len)
+static int prov_load(const char *path, const char *name,
+		     struct rapt_prov **prov, char *reason, size_t reason_len)
 {
 	const struct rapt_provider *desc;
 	struct rapt_prov *p;
@@ -195,5 +195,16 @@ int rapt__prov_load(const char *path, const char *name,
 
 err_close:
 	dlclose(dl);
+	return ret;
+}
+
+/* The provider's constructors and init() may call libraries that reach
+ * cancellation points (libibverbs reads its configuration): held off. */
+int rapt__prov_load(const char *path, const char *name,
+		    struct rapt_prov **prov, char *reason, size_t reason_len)
+{
+	int ret;
+
+	RAPT_NOCANCEL(ret = prov_load(path, name, prov, reason, reason_len));
 	return ret;
 }

@@ -188,16 +188,20 @@ static int walk_query(struct mem_walk *w, int fd)
 	return 1;
 }
 
-/* The same with the text of /proc/self/maps, read from @fd. */
+/* The same with the text of /proc/self/maps, read from @fd.  stdio's
+ * read() and close() are cancellation points, which no call but
+ * rapt_evd_wait() may be (rapt(7), THREADING): held off meanwhile. */
 static void walk_text(struct mem_walk *w, int fd)
 {
 	char *line = NULL;
 	size_t cap = 0;
+	int nc = rapt_nocancel_begin();
 	FILE *f = fdopen(fd, "r");
 
 	if (!f) {
 		rapt_sys_close(fd);
 		w->next = w->end;	/* out of memory: no check */
+		rapt_nocancel_end(nc);
 		return;
 	}
 	while (getline(&line, &cap, f) > 0)
@@ -205,6 +209,7 @@ static void walk_text(struct mem_walk *w, int fd)
 			break;
 	free(line);
 	fclose(f);
+	rapt_nocancel_end(nc);
 }
 
 int rapt__mem_check(const void *addr, size_t len, bool write)

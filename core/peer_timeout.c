@@ -58,8 +58,9 @@ RAPT_API int rapt_ia_get_peer_timeout(struct rapt_ia *handle,
 /* The provider first, then the record: no core lock across the op. */
 static int ep_apply(struct rapt_core_ep *ep, uint32_t ms)
 {
-	int ret = ep->ops->ep_set_peer_timeout(ep->obj.prov, ms);
+	int ret;
 
+	RAPT_NOCANCEL(ret = ep->ops->ep_set_peer_timeout(ep->obj.prov, ms));
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&ep->lock);

@@ -104,10 +104,14 @@ static void psp_ready(struct rapt_core_psp *psp, void *ppsp, uint64_t bound)
 void *rapt__psp_prov(struct rapt_core_psp *psp)
 {
 	void *ppsp;
+	int nc;
 
 	pthread_mutex_lock(&psp->lock);
+	/* A cancellation point (and psp->lock held across it): held off. */
+	nc = rapt_nocancel_begin();
 	while (!psp->ready)
 		pthread_cond_wait(&psp->ready_cv, &psp->lock);
+	rapt_nocancel_end(nc);
 	ppsp = psp->obj.prov;
 	pthread_mutex_unlock(&psp->lock);
 	return ppsp;
@@ -151,8 +155,10 @@ int rapt__psp_open(struct rapt_ia *ia_handle, uint64_t sid,
 	ret = rapt__obj_reserve(&psp->obj, cls, ia, ia->ia);
 	if (ret)
 		goto err_free;
-	ret = rapt__ops(ia)->psp_create(ia->prov, (struct rapt_core_psp *)psp,
-					sid, &a, evd->prov, &bound, &ppsp);
+	RAPT_NOCANCEL(ret = rapt__ops(ia)->psp_create(ia->prov,
+						      (struct rapt_core_psp *)psp,
+						      sid, &a, evd->prov,
+						      &bound, &ppsp));
 	if (ret) {
 		rapt__fail(ret, "provider could not listen on service id %llu: %s",
 			   (unsigned long long)sid, rapt_strerror(ret));
@@ -252,7 +258,7 @@ int rapt__psp_destroy(const void *handle, uint32_t cls,
 	if (ret)
 		goto err_revive;
 	/* From here the provider's requests are refused as BUSY. */
-	ret = rapt__ops(o)->psp_free(o->prov);
+	RAPT_NOCANCEL(ret = rapt__ops(o)->psp_free(o->prov));
 	if (ret) {
 		pthread_mutex_lock(&psp->lock);
 		psp->closing = false;

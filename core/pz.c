@@ -29,7 +29,7 @@ RAPT_API int rapt_pz_create(struct rapt_ia *ia_handle, struct rapt_pz **out)
 	ret = rapt__obj_reserve(&pz->obj, RAPT_CLS_PZ, ia, ia->ia);
 	if (ret)
 		goto err_free;
-	ret = rapt__ops(ia)->pz_create(ia->prov, &pz->obj.prov);
+	RAPT_NOCANCEL(ret = rapt__ops(ia)->pz_create(ia->prov, &pz->obj.prov));
 	if (ret) {
 		rapt__fail(ret, "provider could not create a PZ: %s",
 			   rapt_strerror(ret));
@@ -56,7 +56,7 @@ RAPT_API int rapt_pz_free(struct rapt_pz *handle)
 	ret = rapt__obj_kill(handle, RAPT_CLS_PZ, "LMRs, EPs or calls", &o);
 	if (ret)
 		return ret;
-	ret = rapt__ops(o)->pz_free(o->prov);
+	RAPT_NOCANCEL(ret = rapt__ops(o)->pz_free(o->prov));
 	if (ret) {
 		rapt__obj_revive(o);
 		return rapt__fail(ret, "provider could not free a PZ: %s",

@@ -12,6 +12,7 @@
 
 #include <rapt/rapt.h>
 #include <rapt/provider.h>
+#include <rapt/provider_util.h>
 
 #define RAPT_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define RAPT_MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -251,6 +252,23 @@ static inline const struct rapt_prov_ops *rapt__ops(struct rapt_obj *o)
 {
 	return o->ia->ops;
 }
+
+/*
+ * RAPT_NOCANCEL(stmt): @stmt, a call of a provider's control op, runs with
+ * thread cancellation disabled.  A provider may reach a cancellation point
+ * there (the verbs providers' libibverbs and librdmacm commands are
+ * write()s and ioctl()s), and a thread cancelled inside would leave the
+ * provider's locks and the core's busy marks held; only rapt_evd_wait()'s
+ * sleep may act on a cancellation (rapt(7), THREADING).  The data-path
+ * ops (posts, evd_progress) are the provider's to bracket, where it knows
+ * it needs to (rapt_nocancel_begin()): the tcp provider's never do.
+ */
+#define RAPT_NOCANCEL(stmt)						\
+	do {								\
+		int nocancel_old_ = rapt_nocancel_begin();		\
+		stmt;							\
+		rapt_nocancel_end(nocancel_old_);			\
+	} while (0)
 
 /* Set (evd) or clear (NULL) the IA's async EVD; RAPT_EEXIST if taken. */
 int rapt__ia_set_async_evd(struct rapt_core_ia *ia, struct rapt_core_evd *evd,

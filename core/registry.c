@@ -496,7 +496,8 @@ static int file_devices(struct reg_file *f)
 	if (ret || f->listed)
 		return ret;
 	f->listed = true;
-	ret = f->prov->desc->get_devices(f->prov->ctx, &devs, &ndevs);
+	RAPT_NOCANCEL(ret = f->prov->desc->get_devices(f->prov->ctx, &devs,
+							&ndevs));
 	if (ret) {
 		free(devs);
 		ret = prov_status(ret);

@@ -56,8 +56,9 @@ static int rmr_create(struct rapt_obj *pz, struct rapt_core_rmr **out)
 	ret = rapt__obj_reserve(&rmr->obj, RAPT_CLS_RMR, pz, pz->ia);
 	if (ret)
 		goto err_free;
-	ret = rapt__ops(pz)->rmr_create(pz->ia->obj.prov, pz->prov,
-					&rmr->obj.prov);
+	RAPT_NOCANCEL(ret = rapt__ops(pz)->rmr_create(pz->ia->obj.prov,
+						      pz->prov,
+						      &rmr->obj.prov));
 	if (ret) {
 		rapt__fail(ret, "provider could not create a memory window: %s",
 			   rapt_strerror(ret));
@@ -103,7 +104,7 @@ RAPT_API int rapt_rmr_free(struct rapt_rmr *handle)
 	ret = rapt__obj_kill(handle, RAPT_CLS_RMR, "calls", &o);
 	if (ret)
 		return ret;
-	ret = rapt__ops(o)->rmr_free(o->prov);
+	RAPT_NOCANCEL(ret = rapt__ops(o)->rmr_free(o->prov));
 	if (ret) {
 		rapt__obj_revive(o);
 		return rapt__fail(ret, "provider could not free a memory window: %s",
@@ -194,9 +195,10 @@ static int rmr_bind(struct rapt_core_rmr *rmr, struct rapt_obj *ep,
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&rmr->lock);
-	ret = rapt__ops(ep)->rmr_bind(ep->prov, rmr->obj.prov, lmr->prov,
-				      addr, length, access, cookie, flags,
-				      &key);
+	RAPT_NOCANCEL(ret = rapt__ops(ep)->rmr_bind(ep->prov, rmr->obj.prov,
+						    lmr->prov, addr, length,
+						    access, cookie, flags,
+						    &key));
 	if (!ret) {
 		rmr->info.rkey = key;
 		rmr->info.access = access;
@@ -250,8 +252,9 @@ RAPT_API int rapt_rmr_unbind(struct rapt_rmr *handle,
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&rmr->lock);
-	ret = rapt__ops(ep)->rmr_bind(ep->prov, rmr->obj.prov, NULL, 0, 0, 0,
-				      cookie, flags, NULL);
+	RAPT_NOCANCEL(ret = rapt__ops(ep)->rmr_bind(ep->prov, rmr->obj.prov,
+						    NULL, 0, 0, 0, cookie,
+						    flags, NULL));
 	if (!ret)
 		rmr->info.rkey = 0;
 	pthread_mutex_unlock(&rmr->lock);
@@ -281,7 +284,7 @@ RAPT_API int rapt_rmr_query(struct rapt_rmr *handle,
 	}
 	pthread_mutex_lock(&rmr->lock);
 	/* The peer may have invalidated the key: only the provider knows. */
-	ret = rapt__ops(o)->rmr_query(o->prov, &live);
+	RAPT_NOCANCEL(ret = rapt__ops(o)->rmr_query(o->prov, &live));
 	i = rmr->info;
 	pthread_mutex_unlock(&rmr->lock);
 	if (ret) {

@@ -78,9 +78,11 @@ static int srq_create(struct rapt_obj *pz, const struct rapt_srq_attr *in,
 		ret = rapt__obj_reserve(&srq->obj, RAPT_CLS_SRQ, pz, pz->ia);
 	if (ret)
 		goto err_free;
-	ret = rapt__ops(pz)->srq_create(pz->ia->obj.prov, pz->prov,
-					rapt__obj_handle(&srq->obj),
-					&srq->attr, &srq->obj.prov);
+	RAPT_NOCANCEL(ret = rapt__ops(pz)->srq_create(pz->ia->obj.prov,
+						      pz->prov,
+						      rapt__obj_handle(&srq->obj),
+						      &srq->attr,
+						      &srq->obj.prov));
 	if (ret) {
 		rapt__fail(ret, "provider could not create an SRQ: %s",
 			   rapt_strerror(ret));
@@ -130,7 +132,7 @@ RAPT_API int rapt_srq_free(struct rapt_srq *handle)
 	if (ret)
 		return ret;
 	srq = (struct rapt_core_srq *)o;
-	ret = rapt__ops(o)->srq_free(o->prov);
+	RAPT_NOCANCEL(ret = rapt__ops(o)->srq_free(o->prov));
 	if (ret) {
 		rapt__obj_revive(o);
 		return rapt__fail(ret, "provider could not free an SRQ: %s",
@@ -183,7 +185,7 @@ RAPT_API int rapt_srq_query(struct rapt_srq *handle,
 		ret = rapt__fail(RAPT_EINVAL, "rapt_srq_query: no output");
 		goto out;
 	}
-	ret = rapt__ops(o)->srq_query(o->prov, &posted);
+	RAPT_NOCANCEL(ret = rapt__ops(o)->srq_query(o->prov, &posted));
 	if (ret) {
 		rapt__fail(ret, "provider could not query an SRQ: %s",
 			   rapt_strerror(ret));
@@ -215,7 +217,8 @@ static int srq_resize(struct rapt_core_srq *srq, uint32_t max_recv,
 				  max_recv, ia->max_srq_recv, lw);
 	/* The provider refuses a depth below what is posted (RAPT_ERANGE):
 	 * only it knows the count at the moment it changes the depth. */
-	ret = rapt__ops(&srq->obj)->srq_resize(srq->obj.prov, max_recv, lw);
+	RAPT_NOCANCEL(ret = rapt__ops(&srq->obj)->srq_resize(srq->obj.prov,
+			max_recv, lw));
 	if (ret)
 		return rapt__fail(ret, "rapt_srq_resize: %s (receives posted above %u?)",
 				  rapt_strerror(ret), max_recv);

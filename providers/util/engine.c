@@ -618,23 +618,37 @@ static void engine_dispatch(struct rapt_engine *eng, struct epoll_event *ev,
 	eng->nbatch = 0;
 }
 
-/* Take eng->run (blocking or not) and become the runner of a pass. */
+/* What a runner restores when its pass ends. */
+struct run_saved {
+	struct rapt_engine *runner;	/* tls_runner before */
+	int cancel;			/* the thread's cancelability */
+};
+
+/*
+ * Take eng->run (blocking or not) and become the runner of a pass.  A pass
+ * runs with cancellation disabled: its handlers, deferred functions and
+ * timers may call libraries that reach cancellation points (librdmacm's
+ * rdma_get_cm_event() reads), and a consumer thread cancelled in a pass
+ * it drives would leave the run lock held (rapt(7), THREADING).
+ */
 static bool run_enter(struct rapt_engine *eng, bool wait,
-		      struct rapt_engine **saved)
+		      struct run_saved *saved)
 {
 	if (wait)
 		pthread_mutex_lock(&eng->run);
 	else if (pthread_mutex_trylock(&eng->run))
 		return false;
-	*saved = tls_runner;
+	saved->cancel = rapt_nocancel_begin();
+	saved->runner = tls_runner;
 	tls_runner = eng;
 	return true;
 }
 
-static void run_exit(struct rapt_engine *eng, struct rapt_engine *saved)
+static void run_exit(struct rapt_engine *eng, const struct run_saved *saved)
 {
-	tls_runner = saved;
+	tls_runner = saved->runner;
 	pthread_mutex_unlock(&eng->run);
+	rapt_nocancel_end(saved->cancel);
 }
 
 /* Under run: one pass over what is ready now (epoll_wait does not block). */
@@ -660,7 +674,7 @@ static void pass_now(struct rapt_engine *eng)
  */
 void rapt_engine_drive(struct rapt_engine *eng)
 {
-	struct rapt_engine *saved;
+	struct run_saved saved;
 	uint64_t now;
 
 	if (tls_runner == eng || !run_enter(eng, false, &saved))
@@ -669,7 +683,7 @@ void rapt_engine_drive(struct rapt_engine *eng)
 	atomic_store_explicit(&eng->drive_ns, now, memory_order_relaxed);
 	atomic_store_explicit(&eng->pass_ns, now, memory_order_relaxed);
 	pass_now(eng);
-	run_exit(eng, saved);
+	run_exit(eng, &saved);
 }
 
 /* rapt_engine_fd - kernel-doc in <rapt/provider_util.h> */
@@ -720,7 +734,7 @@ void rapt_engine_sleep_end(struct rapt_engine *eng)
 void rapt_engine_call(struct rapt_engine *eng, void (*fn)(void *),
 		      void *arg)
 {
-	struct rapt_engine *saved;
+	struct run_saved saved;
 
 	if (tls_runner == eng) {
 		fn(arg);
@@ -729,7 +743,7 @@ void rapt_engine_call(struct rapt_engine *eng, void (*fn)(void *),
 	run_enter(eng, true, &saved);
 	defers_run(eng);
 	fn(arg);
-	run_exit(eng, saved);
+	run_exit(eng, &saved);
 }
 
 /* Without eng->lock, which a busy consumer's passes hold often: each
@@ -756,7 +770,7 @@ static void engine_aside(struct rapt_engine *eng)
 	struct pollfd p = { .fd = eng->evfd, .events = POLLIN };
 	int64_t ns = consumer_passes(eng) ? -1 : timers_timeout_ns(eng);
 	int64_t cap = (int64_t)eng->aside_ms * 1000000;
-	struct rapt_engine *saved;
+	struct run_saved saved;
 	uint32_t max = atomic_load_explicit(&eng->aside_max_ms,
 					    memory_order_relaxed);
 	struct timespec ts;
@@ -787,14 +801,14 @@ static void engine_aside(struct rapt_engine *eng)
 		run_enter(eng, true, &saved);
 	}
 	pass_now(eng);
-	run_exit(eng, saved);
+	run_exit(eng, &saved);
 }
 
 /* Sleep in epoll_wait(), then dispatch the batch under run. */
 static void engine_wait(struct rapt_engine *eng)
 {
 	struct epoll_event ev[ENGINE_BATCH];
-	struct rapt_engine *saved;
+	struct run_saved saved;
 	int64_t ns = timers_timeout_ns(eng);
 	int n;
 
@@ -817,13 +831,13 @@ static void engine_wait(struct rapt_engine *eng)
 	graveyard_free(eng);
 	defers_run(eng);
 	timers_run(eng);
-	run_exit(eng, saved);
+	run_exit(eng, &saved);
 }
 
 static void *engine_main(void *arg)
 {
 	struct rapt_engine *eng = arg;
-	struct rapt_engine *saved;
+	struct run_saved saved;
 
 	while (!engine_stopping(eng)) {
 		if (engine_driven(eng)) {
@@ -835,7 +849,7 @@ static void *engine_main(void *arg)
 	}
 	run_enter(eng, true, &saved);
 	defers_run(eng);
-	run_exit(eng, saved);
+	run_exit(eng, &saved);
 	return NULL;
 }
 

@@ -397,6 +397,42 @@ static inline int rapt_sys_nanosleep(const struct timespec *req)
 #undef RAPT_SYS_CLOCK_MONOTONIC
 #undef RAPT_SYS_SIGSET_SIZE
 
+/**
+ * rapt_nocancel_begin - hold off thread cancellation for a stretch of code
+ *
+ * For code that calls a library whose functions may reach a cancellation
+ * point: libibverbs' and librdmacm's commands are write()s and ioctl()s,
+ * a post on rxe or siw rings the device with write(), and
+ * rdma_get_cm_event() reads.  librapt already runs every control op of a
+ * provider this way, and its loading (dlopen(), init, get_devices), and
+ * the engine every pass (rapt_engine_drive(), rapt_engine_call() and the
+ * engine thread's own); a provider brackets such calls on its data path
+ * itself (a post, its evd_progress).  Two atomic operations on the
+ * thread's own word, about 25 ns the pair: keep them off a path that
+ * cannot reach a cancellation point.  A
+ * cancellation requested meanwhile waits for the thread's next
+ * cancellation point after rapt_nocancel_end().  Not a cancellation point
+ * itself; nests.
+ *
+ * Return: the caller's cancelability state, for rapt_nocancel_end().
+ */
+static inline int rapt_nocancel_begin(void)
+{
+	int old;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	return old;
+}
+
+/**
+ * rapt_nocancel_end - restore what rapt_nocancel_begin() changed
+ * @old: its return value
+ */
+static inline void rapt_nocancel_end(int old)
+{
+	pthread_setcancelstate(old, NULL);
+}
+
 /* ------------------------------------------------------------------ */
 /* Progress engine (providers/util/engine.c)                           */
 /* ------------------------------------------------------------------ */
