@@ -567,8 +567,13 @@ int vb_evd_progress(void *pevd)
 		if (armed || !(tick_bump(&evd->lease_tick) & VB_LEASE_MASK))
 			rapt_engine_lease(ia->eng);
 		consumer_claims(evd);
-		if (armed)
+		if (armed) {
+			/* A read of the channel: a cancellation point. */
+			int nc = rapt_nocancel_begin();
+
 			channel_drain(evd);
+			rapt_nocancel_end(nc);
+		}
 		/* Inline: the busy-poll path makes one call fewer. */
 		cq_poll(evd);
 	}

@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -256,6 +257,42 @@ static int ia_open_ctx(struct vb_ia *ia, const char *device)
 	return ret;
 }
 
+/*
+ * Does a post on this device stay in user space?  ibv_post_send() is an
+ * inline call of the driver library's post_send.  Those of rdma-core's
+ * software devices (rxe, siw) and of Omni-Path and TrueScale HCAs
+ * (hfi1verbs, ipathverbs) write a command to the kernel, which is a
+ * cancellation point; the libraries below ring the device's doorbell from
+ * user space.  dladdr() tells which library it is.  Any other counts as
+ * one that may write: its posts run with cancellation held off
+ * (vb_post_guard()), which on a doorbell post would be two atomic
+ * operations of 25 ns a post for nothing.
+ */
+static bool posts_in_user_space(struct ibv_context *ctx)
+{
+	static const char *const doorbell[] = {
+		"libmlx4", "libmlx5", "libbnxt_re", "libirdma", "libefa",
+		"libhns", "libqedr", "liberdma", "libmana", "libvmw_pvrdma",
+		"libmthca", "libocrdma",
+	};
+	const char *base;
+	Dl_info di;
+	size_t i, n;
+
+	if (!dladdr((void *)(uintptr_t)ctx->ops.post_send, &di) ||
+	    !di.dli_fname)
+		return false;
+	base = strrchr(di.dli_fname, '/');
+	base = base ? base + 1 : di.dli_fname;
+	for (i = 0; i < sizeof(doorbell) / sizeof(doorbell[0]); i++) {
+		n = strlen(doorbell[i]);
+		if (!strncmp(base, doorbell[i], n) &&
+		    (base[n] == '-' || base[n] == '.'))
+			return true;
+	}
+	return false;
+}
+
 /* The largest max_inline_data a QP of this device accepts. */
 static uint32_t probe_inline(struct vb_ia *ia)
 {
@@ -365,6 +402,10 @@ int vb_ia_open(void *prov, const char *device, uint32_t port,
 	ret = ia_open_ctx(ia, device);
 	if (ret)
 		goto err_free;
+	ia->post_nocancel = !posts_in_user_space(ia->ctx);
+	vb_dbg("%s: posts %s", device, ia->post_nocancel ?
+	       "may reach the kernel: cancellation held off around them" :
+	       "ring the doorbell from user space");
 	if (ibv_query_device(ia->ctx, &ia->dattr)) {
 		ret = RAPT_EIO;
 		rapt_prov_set_error("%s: ibv_query_device(%s): %s",

@@ -460,7 +460,7 @@ int vb_post_recv(void *pep, const struct rapt_sge *sgl, uint32_t nsge,
 	struct ibv_sge zero;
 	uint32_t seq;
 	bool polled = false;
-	int err;
+	int err, nc;
 
 	vb_recv_wr(&wr, sgl, nsge, &zero, ep->ctl, ep->ctl_mr);
 again:
@@ -491,7 +491,9 @@ again:
 	 * other reader without rq_lock, comes after ep->dead, set under
 	 * this lock. */
 	store32(&ep->rq_tail, seq + 1);
+	nc = vb_post_guard(ep->ia);
 	err = ibv_post_recv(ep->qp, &wr, &bad);
+	vb_post_unguard(nc);
 	if (vb_unlikely(err))
 		store32(&ep->rq_tail, seq);
 	rapt_unlock(&ep->rq_lock);
@@ -620,7 +622,7 @@ post_sq(struct vb_ep *ep, struct ibv_send_wr *wr, const struct vb_swr *e,
 	struct ibv_send_wr *bad;
 	uint32_t seq, i, ops = n - extra_of(e, n), unsig;
 	bool polled = false;
-	int err, ret;
+	int err, ret, nc;
 
 	for (i = 0; i + 1 < n; i++)
 		wr[i].next = &wr[i + 1];
@@ -653,7 +655,9 @@ again:
 	/* The tail moves first: another thread may poll the completion
 	 * before ibv_post_send() has returned. */
 	store32(&ep->sq_tail, seq + n);
+	nc = vb_post_guard(ep->ia);
 	err = ibv_post_send(ep->qp, wr, &bad);
+	vb_post_unguard(nc);
 	if (vb_unlikely(err))
 		return post_sq_failed(ep, wr, e, n, ops, seq, unsig, bad, err);
 	rapt_unlock(&ep->sq_lock);

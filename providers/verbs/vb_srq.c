@@ -340,7 +340,7 @@ int vb_srq_post_recv(void *psrq, const struct rapt_sge *sgl, uint32_t nsge,
 	struct ibv_recv_wr wr, *bad;
 	struct ibv_sge zero;
 	uint32_t ent;
-	int err;
+	int err, nc;
 
 	vb_recv_wr(&wr, sgl, nsge, &zero, srq->zero, srq->zero_mr);
 	pthread_mutex_lock(&srq->lock);
@@ -351,7 +351,9 @@ int vb_srq_post_recv(void *psrq, const struct rapt_sge *sgl, uint32_t nsge,
 	ent = srq->free[--srq->nfree];
 	srq->cookie[ent] = cookie;
 	wr.wr_id = srq_wrid(srq, ent);
+	nc = vb_post_guard(srq->ia);
 	err = ibv_post_srq_recv(srq->srq, &wr, &bad);
+	vb_post_unguard(nc);
 	if (err) {
 		srq->nfree++;
 		pthread_mutex_unlock(&srq->lock);

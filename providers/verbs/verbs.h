@@ -264,6 +264,9 @@ struct vb_ia {
 	/* The device completes a receive too short for its message with
 	 * LOC_QP_OP_ERR (a "malformed WQE": rxe), not LOC_LEN_ERR. */
 	bool recv_short_op_err;
+	/* A post may reach a cancellation point (the driver library writes
+	 * to the kernel: rxe, siw): posts hold cancellation off. */
+	bool post_nocancel;
 	struct rdma_event_channel *cmch;
 	struct rapt_engine *eng;
 	struct rapt_io cm_io;
@@ -281,6 +284,23 @@ struct vb_ia {
 	struct vb_srq_slot srqs[VB_SRQ_MAX];	/* under lock */
 	struct vb_qpmap qpmap;
 };
+
+/*
+ * Around a post: cancellation held off where the device's post may reach
+ * the kernel (ia->post_nocancel), since a consumer thread cancelled inside
+ * would leave the queue's lock held (rapt(7), THREADING).  Return: what
+ * vb_post_unguard() restores, or -1 for nothing.
+ */
+static inline int vb_post_guard(const struct vb_ia *ia)
+{
+	return vb_unlikely(ia->post_nocancel) ? rapt_nocancel_begin() : -1;
+}
+
+static inline void vb_post_unguard(int nc)
+{
+	if (vb_unlikely(nc >= 0))
+		rapt_nocancel_end(nc);
+}
 
 /* Open a device the way vb_dev.c and the probes need. */
 int vb_ia_slot_get(struct vb_ia *ia, struct vb_ep *ep);
