@@ -141,6 +141,7 @@ extern const struct conf_suite conf_suite_dto;
 extern const struct conf_suite conf_suite_rdma;
 extern const struct conf_suite conf_suite_access;
 extern const struct conf_suite conf_suite_disconnect;
+extern const struct conf_suite conf_suite_cancel;
 extern const struct conf_suite conf_suite_stress;
 
 /* ------------------------------------------------------------------ */

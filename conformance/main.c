@@ -58,6 +58,7 @@ const struct conf_suite *const conf_suites[] = {
 	&conf_suite_rdma,
 	&conf_suite_access,
 	&conf_suite_disconnect,
+	&conf_suite_cancel,
 	&conf_suite_stress,
 };
 
