@@ -1325,10 +1325,15 @@ static int run_rresp_uncorked(void)
 /* Polls that may miss the bytes while they still sit in the socket: the
  * engine thread may be at the socket itself (the EP was handed back to
  * it while the consumer did not poll, on a loaded machine), and a poll
- * skips an EP that another thread holds. */
+ * skips an EP that another thread holds.  On a busy machine the engine
+ * thread can lose its CPU there, for more polls than that: one round
+ * may miss more.  The fault this guards against missed 21-27 in every
+ * parked round. */
 #define IDLE_MISSES_MAX	3
+#define IDLE_BAD_ROUNDS	1
 
-static int idle_round(struct conn *c, int fd, unsigned int r)
+static int idle_round(struct conn *c, int fd, unsigned int r,
+		      unsigned int *bad)
 {
 	struct rapt_event ev;
 	struct rapt_sge g;
@@ -1360,7 +1365,8 @@ static int idle_round(struct conn *c, int fd, unsigned int r)
 	if (misses)
 		printf("round %u: %d poll(s) missed the bytes in the socket ",
 		       r, misses);
-	T(misses <= IDLE_MISSES_MAX);
+	*bad += misses > IDLE_MISSES_MAX;
+	T(*bad <= IDLE_BAD_ROUNDS);
 	T(ev.type == RAPT_EV_DTO && ev.u.dto.op == RAPT_OP_RECV &&
 	  ev.u.dto.status == RAPT_DTO_SUCCESS && ev.u.dto.cookie == r &&
 	  ev.u.dto.length == 8);
@@ -1373,7 +1379,7 @@ static int run_idle_found(void)
 	struct conn c;
 	struct rapt_event ev;
 	struct rapt_sge g;
-	unsigned int r;
+	unsigned int r, bad = 0;
 	int fd;
 
 	if (conn_open(&c, 64, 64, ACC_ALL, NULL, NULL) || act_sock(&c, &fd))
@@ -1390,7 +1396,7 @@ static int run_idle_found(void)
 	T(!dto_wait(&c.a, RAPT_OP_RECV, RAPT_DTO_SUCCESS, 0, &ev));
 	T(!dto_wait(&c.p, RAPT_OP_SEND, RAPT_DTO_SUCCESS, 0, &ev));
 	for (r = 1; r <= IDLE_ROUNDS; r++)
-		if (idle_round(&c, fd, r))
+		if (idle_round(&c, fd, r, &bad))
 			return -1;
 	if (quiet(&c.a) || quiet(&c.p))
 		return -1;
