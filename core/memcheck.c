@@ -190,7 +190,9 @@ static int walk_query(struct mem_walk *w, int fd)
 
 /* The same with the text of /proc/self/maps, read from @fd.  stdio's
  * read() and close() are cancellation points, which no call but
- * rapt_evd_wait() may be (rapt(7), THREADING): held off meanwhile. */
+ * rapt_evd_wait() may be (rapt(7), THREADING): held off meanwhile.
+ * fdopen() has no "c" mode (config.c's fopen() has): glibc 2.36's
+ * getline() on an fdopen(fd, "rc") stream still acts on a cancel. */
 static void walk_text(struct mem_walk *w, int fd)
 {
 	char *line = NULL;

@@ -409,10 +409,9 @@ static inline int rapt_sys_nanosleep(const struct timespec *req)
  * engine thread's own); a provider brackets such calls on its data path
  * itself (a post, its evd_progress).  Two atomic operations on the
  * thread's own word, about 25 ns the pair: keep them off a path that
- * cannot reach a cancellation point.  A
- * cancellation requested meanwhile waits for the thread's next
- * cancellation point after rapt_nocancel_end().  Not a cancellation point
- * itself; nests.
+ * cannot reach a cancellation point.  A cancellation requested meanwhile
+ * waits for the thread's next cancellation point after
+ * rapt_nocancel_end().  Not a cancellation point itself; nests.
  *
  * Return: the caller's cancelability state, for rapt_nocancel_end().
  */
